@@ -1,0 +1,37 @@
+#pragma once
+// Support for laws written as RapidCheck properties.
+//
+// Every law is checked twice: the reference implementation must satisfy it,
+// and a deliberately wrong variant (a mutant) must be rejected by it, so that
+// each property is shown able to fail. `rejects` runs a property without
+// printing and reports whether RapidCheck found a counterexample. The seed and
+// the number of cases come from RC_PARAMS (e.g. RC_PARAMS="seed=42
+// max_success=500"); RapidCheck prints the seed it uses.
+#include <rapidcheck.h>
+#include <rapidcheck/catch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace pm_test {
+
+template <class Testable> bool rejects(Testable &&property) {
+  const auto result = rc::detail::checkTestable(std::forward<Testable>(property));
+  return result.template is<rc::detail::FailureResult>();
+}
+
+// γ_n = n u / (1 − n u), u the unit roundoff of T (Higham, "Accuracy and
+// Stability of Numerical Algorithms", §3.1): the relative error bound of a
+// chain of n roundings. See docs/tolerances.md.
+template <class T> T gamma(std::size_t n) {
+  const T u = std::numeric_limits<T>::epsilon() / 2;
+  return T(n) * u / (T(1) - T(n) * u);
+}
+
+// |a − b| ≤ γ_n (ma + mb), where ma and mb bound Σ|terms| of the computations
+// that produced a and b (obtained by running them on absolute values).
+template <class T> bool within_bound(T a, T b, T ma, T mb, std::size_t n) {
+  return std::abs(a - b) <= gamma<T>(n) * (ma + mb);
+}
+
+} // namespace pm_test
