@@ -15,8 +15,17 @@
 
 namespace pm_test {
 
+// A mutant must be caught reliably, not by luck of the seed: the search for a
+// counterexample runs up to `mutant_cases` cases (it stops at the first
+// failure) from the configured seed, without shrinking.
+constexpr int mutant_cases = 5000;
+
 template <class Testable> bool rejects(Testable &&property) {
-  const auto result = rc::detail::checkTestable(std::forward<Testable>(property));
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  params.maxSuccess = mutant_cases;
+  params.disableShrinking = true;
+  const auto result = rc::detail::checkTestable(std::forward<Testable>(property),
+                                                rc::detail::TestMetadata{}, params);
   return result.template is<rc::detail::FailureResult>();
 }
 

@@ -44,17 +44,17 @@ template <class S, class Op> Batch<S> map_columns(const Batch<S> &in, Index out_
   return out;
 }
 
-template <class S> Batch<S> apply(const Span<S> &a, const Batch<S> &phi) {
-  require(phi.rows == a.source(), "apply: batch has ", phi.rows, " rows, expected the span source size ",
+template <class S> Batch<S> act(const Span<S> &a, const Batch<S> &phi) {
+  require(phi.rows == a.source(), "act: batch has ", phi.rows, " rows, expected the span source size ",
           a.source());
-  return map_columns(phi, a.target(), [&](const Function<S> &x) { return apply(a, x); });
+  return map_columns(phi, a.target(), [&](const Function<S> &x) { return act(a, x); });
 }
 
 template <class S>
-Batch<S> apply(const ParametricSpan<S> &a, const Function<S> &w, const Batch<S> &phi) {
-  require(phi.rows == a.source(), "apply: batch has ", phi.rows,
+Batch<S> act(const ParametricSpan<S> &a, const Function<S> &w, const Batch<S> &phi) {
+  require(phi.rows == a.source(), "act: batch has ", phi.rows,
           " rows, expected the span source size ", a.source());
-  return map_columns(phi, a.target(), [&](const Function<S> &x) { return apply(a, w, x); });
+  return map_columns(phi, a.target(), [&](const Function<S> &x) { return act(a, w, x); });
 }
 
 } // namespace pm

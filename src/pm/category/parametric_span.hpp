@@ -33,8 +33,8 @@ template <class S> ParametricSpan<S> transpose(const ParametricSpan<S> &a) {
 }
 
 template <class S>
-Function<S> apply(const ParametricSpan<S> &a, const Function<S> &w, const Function<S> &phi) {
-  require_size(w, a.parameters(), "apply: parameters");
+Function<S> act(const ParametricSpan<S> &a, const Function<S> &w, const Function<S> &phi) {
+  require_size(w, a.parameters(), "act: parameters");
   return integrate(a.span.t, a.span.mu, hadamard(pullback(a.pi, w), pullback(a.span.s, phi)));
 }
 

@@ -39,7 +39,10 @@ template <class S> Span<S> identity_span(Index n) {
 
 template <class S> Span<S> transpose(const Span<S> &a) { return Span<S>{a.t, a.s, a.mu}; }
 
-template <class S> Function<S> apply(const Span<S> &a, const Function<S> &phi) {
+// The operator is named `act` (a span acts on functions), not `apply`: an
+// unqualified apply(span, vector) would also find std::apply through ADL on
+// std::vector and fail to compile.
+template <class S> Function<S> act(const Span<S> &a, const Function<S> &phi) {
   return integrate(a.t, a.mu, pullback(a.s, phi));
 }
 
