@@ -1,0 +1,90 @@
+# Compiles the Coq files FILES (stems, in dependency order) from SOURCE_DIR
+# into OUTPUT_DIR under the logical root PM, then runs Print Assumptions on
+# every theorem marked `(* Law: ID *)` and fails unless each one is "Closed
+# under the global context", i.e. uses no axiom, parameter or Admitted proof.
+# Usage: cmake -DCOQC=… -DSOURCE_DIR=… -DOUTPUT_DIR=… -DFILES="A;B" -P check_proofs.cmake
+cmake_minimum_required(VERSION 3.25)
+foreach(var COQC SOURCE_DIR OUTPUT_DIR FILES)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_proofs.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+# Every .v file must be listed, or it would escape the check.
+file(GLOB present RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*.v)
+foreach(v ${present})
+  string(REGEX REPLACE "\\.v$" "" stem ${v})
+  if(NOT stem IN_LIST FILES)
+    message(FATAL_ERROR "proofs/${v} is not in PM_PROOF_FILES (proofs/CMakeLists.txt)")
+  endif()
+endforeach()
+
+file(REMOVE_RECURSE ${OUTPUT_DIR})
+file(MAKE_DIRECTORY ${OUTPUT_DIR})
+set(flags -q -w -notation-overridden,-ambiguous-paths -Q ${OUTPUT_DIR} PM)
+set(theorems "")
+set(compiled "")
+foreach(stem ${FILES})
+  set(src ${SOURCE_DIR}/${stem}.v)
+  if(NOT EXISTS ${src})
+    message(FATAL_ERROR "proofs/${stem}.v is listed but missing")
+  endif()
+  file(READ ${src} text)
+  # Textual guard as well, for what no law uses: a command or tactic that
+  # starts a line or follows a '.' or ';'.
+  string(REGEX MATCH "(^|[\n.;])[ \t]*(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture)[^A-Za-z0-9_']"
+         forbidden "${text}")
+  if(forbidden)
+    message(FATAL_ERROR "proofs/${stem}.v contains `${CMAKE_MATCH_2}`")
+  endif()
+  # Imports of PM files must name files compiled before this one.
+  string(REGEX MATCHALL "From PM Require (Import |Export )?[A-Za-z0-9_ ]+\\." imports "${text}")
+  foreach(line ${imports})
+    string(REGEX REPLACE "From PM Require (Import |Export )?" "" deps "${line}")
+    string(REGEX REPLACE "[ .]+" ";" deps "${deps}")
+    foreach(dep ${deps})
+      if(dep AND NOT dep IN_LIST compiled)
+        message(FATAL_ERROR "proofs/${stem}.v imports ${dep}, which is not before it in PM_PROOF_FILES")
+      endif()
+    endforeach()
+  endforeach()
+  string(REGEX MATCHALL "\\(\\* Law: [A-Z0-9-]+ \\*\\)[ \t\r\n]*(Theorem|Lemma) [A-Za-z0-9_']+"
+         marked "${text}")
+  foreach(m ${marked})
+    string(REGEX REPLACE ".*(Theorem|Lemma) ([A-Za-z0-9_']+)$" "\\2" name "${m}")
+    list(APPEND theorems PM.${stem}.${name})
+  endforeach()
+  configure_file(${src} ${OUTPUT_DIR}/${stem}.v COPYONLY)
+  execute_process(COMMAND ${COQC} ${flags} ${stem}.v WORKING_DIRECTORY ${OUTPUT_DIR}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "coqc proofs/${stem}.v failed (${rc}):\n${out}${err}")
+  endif()
+  message(STATUS "compiled proofs/${stem}.v")
+  list(APPEND compiled ${stem})
+endforeach()
+
+list(LENGTH theorems count)
+if(count EQUAL 0)
+  message(FATAL_ERROR "no theorem is marked (* Law: ID *)")
+endif()
+set(script "")
+foreach(stem ${FILES})
+  string(APPEND script "Require PM.${stem}.\n")
+endforeach()
+foreach(thm ${theorems})
+  string(APPEND script "Print Assumptions ${thm}.\n")
+endforeach()
+file(WRITE ${OUTPUT_DIR}/Assumptions.v "${script}")
+execute_process(COMMAND ${COQC} ${flags} Assumptions.v WORKING_DIRECTORY ${OUTPUT_DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "Print Assumptions failed (${rc}):\n${out}${err}")
+endif()
+# One answer per theorem, in order; each must be the closed one.
+string(REGEX MATCHALL "Closed under the global context" closed "${out}")
+list(LENGTH closed n_closed)
+if(NOT n_closed EQUAL count OR out MATCHES "Axioms:")
+  message(FATAL_ERROR "Print Assumptions: ${n_closed} of ${count} theorems closed:\n${out}${err}")
+endif()
+message(STATUS "${count} theorems closed under the global context")
