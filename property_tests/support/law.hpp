@@ -13,6 +13,17 @@
 #include <cmath>
 #include <limits>
 
+// PM_LAW(ID, NAME, CALL_REF, CALL_MUT) declares the two test cases of a law:
+// "ID: NAME" runs CALL_REF as a property (the reference must satisfy it), and
+// "ID mutant: NAME" requires the property with CALL_MUT to be rejected.
+#define PM_LAW(ID, NAME, CALL_REF, CALL_MUT)                                                       \
+  TEST_CASE(ID ": " NAME) {                                                                        \
+    rc::prop(ID, [] { CALL_REF; });                                                                \
+  }                                                                                                \
+  TEST_CASE(ID " mutant: " NAME) {                                                                 \
+    REQUIRE(pm_test::rejects([] { CALL_MUT; }));                                                   \
+  }
+
 namespace pm_test {
 
 // A mutant must be caught reliably, not by luck of the seed: the search for a

@@ -1,0 +1,73 @@
+#pragma once
+// A seed machine followed by a readout (readout.hpp), the models of the
+// authors' demos, with the mean squared error and its gradient. The input is
+// the machine's y₀ (fewer channels allowed), the machine's output is its z
+// (z₀ = 0), and the readout maps z to the prediction at every position.
+// Gradients: ∂ℓ/∂ŷ from mse, the readout's parameter gradient and transposed
+// span for ∂ℓ/∂z, then the machine's backward pass with g_y = 0, g_z = ∂ℓ/∂z.
+#include <random>
+
+#include "pm/layers/readout.hpp"
+#include "pm/layers/seed_machine.hpp"
+#include "pm/train/init.hpp"
+#include "pm/train/mse.hpp"
+
+namespace pm {
+
+template <class S> struct ModelParameters {
+  Function<S> machine; // W, in the machine's parameter_shape()
+  Function<S> readout; // W(c_in, c_out) then b(c_out)
+};
+
+template <class S> class MachineWithReadout {
+public:
+  MachineWithReadout(SeedMachine<S> machine, Index outputs)
+      : machine_(std::move(machine)), spec_{machine_.positions(), machine_.channels(), outputs},
+        readout_(pm::readout<S>(spec_)) {}
+
+  const SeedMachine<S> &machine() const { return machine_; }
+  const ReadoutSpec &readout_spec() const { return spec_; }
+
+  // Glorot-uniform weights, zero bias (the authors' defaults).
+  ModelParameters<S> initial_parameters(std::mt19937_64 &rng) const {
+    ModelParameters<S> p{glorot_uniform(machine_.parameter_shape(), rng),
+                         glorot_uniform(spec_.weight_shape(), rng)};
+    p.readout.resize(spec_.parameters(), S(0));
+    return p;
+  }
+
+  Batch<S> predict(const ModelParameters<S> &p, const Batch<S> &input) const {
+    return act(readout_, p.readout, adjoin_unit(machine_(p.machine, input)));
+  }
+
+  struct Evaluation {
+    S loss;
+    ModelParameters<S> gradient;
+  };
+
+  Evaluation evaluate(const ModelParameters<S> &p, const Batch<S> &input,
+                      const Batch<S> &target) const {
+    const MachineState<S> x = machine_.forward(p.machine, input);
+    const Batch<S> z1 = adjoin_unit(x.z);
+    const Batch<S> prediction = act(readout_, p.readout, z1);
+    const Batch<S> g = mse_gradient(prediction, target);
+    Evaluation e{mse(prediction, target), {{}, Function<S>(spec_.parameters(), S(0))}};
+    for (Index b = 0; b < g.cols; ++b)
+      e.gradient.readout =
+          add(e.gradient.readout, parameter_gradient(readout_, z1.column(b), g.column(b)));
+    // ∂ℓ/∂z: the transposed readout, without the point •.
+    const Batch<S> gz1 = act(transpose(readout_), p.readout, g);
+    Batch<S> gz(x.z.rows, x.z.cols);
+    for (Index b = 0; b < gz.cols; ++b)
+      for (Index i = 0; i < gz.rows; ++i) gz(i, b) = gz1(i, b);
+    e.gradient.machine = machine_.backward(p.machine, x, Batch<S>(x.z.rows, x.z.cols), gz).w;
+    return e;
+  }
+
+private:
+  SeedMachine<S> machine_;
+  ReadoutSpec spec_;
+  ParametricSpan<S> readout_;
+};
+
+} // namespace pm
