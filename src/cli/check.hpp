@@ -1,0 +1,111 @@
+#pragma once
+// pmach check: the conformance table of the built-in catalogue, or the
+// validation of a user's layer or machine file.
+#include <iostream>
+
+#include "args.hpp"
+#include "pm/io/machine_format.hpp"
+#include "pm/validate/catalogue.hpp"
+#include "pm/validate/machine_samples.hpp"
+
+namespace pmach {
+
+inline const char *check_help =
+    "usage: pmach check [--cases N] [--seed S] [--json]\n"
+    "       pmach check MODEL.json [--against DIR] [--cases N] [--seed S] [--json]\n"
+    "\n"
+    "Without a file: runs every law on every layer and machine of the built-in\n"
+    "catalogue and prints the conformance table (law, subject, status, cases run,\n"
+    "largest error against its bound, seed). With a file (a layer or a machine,\n"
+    "see docs/formats.md): checks that it is well formed (indices in range, sizes\n"
+    "consistent, grading raised by every edge), then runs every applicable law,\n"
+    "exactly over the rationals where possible and in double, printing shrunk\n"
+    "counterexamples for failures.\n"
+    "\n"
+    "  --cases N      random cases per law (default 100)\n"
+    "  --seed S       seed of the random cases (default 1); the table prints it\n"
+    "  --against DIR  also compare samples of another framework in DIR with the\n"
+    "                 reference, per tensor, against the derived bound; layers:\n"
+    "                 x.npy, w.npy, y.npy, g.npy, grad_x.npy, grad_w.npy;\n"
+    "                 machines: y0.npy, z0.npy, w.npy, y.npy, z.npy, gy.npy,\n"
+    "                 gz.npy, grad_y0.npy, grad_z0.npy, grad_w.npy\n"
+    "  --json         print the report as JSON\n"
+    "\n"
+    "Exit status: 0 all passed or not applicable, 1 a law failed or was too weak,\n"
+    "2 bad input.\n";
+
+// Rational arithmetic costs far more than double: spans with more edges than
+// this are checked in double only (the table says so).
+inline constexpr pm::Index max_exact_edges = pm::Index{1} << 16;
+
+inline pm::LawResult exact_skipped(const std::string &subject, const std::string &why,
+                                   const pm::ValidateOptions &opt) {
+  return {"*", subject + " (exact)", pm::Status::not_applicable, 0, true, 0, 0, opt.seed, why};
+}
+
+inline std::string too_many_edges(pm::Index edges) {
+  return std::to_string(edges) + " edges, more than " + std::to_string(max_exact_edges) +
+         " for exact arithmetic: checked in double only";
+}
+
+inline pm::Report check_layer_file(const pm::io::LayerDescription &d,
+                                   const pm::ValidateOptions &opt) {
+  pm::Report rep;
+  const std::string name = d.name.empty() ? d.file : d.name;
+  if (d.source_grading)
+    rep.results.push_back(pm::check_grading(d.span, *d.source_grading, *d.target_grading, name));
+  if (d.span.apex() <= max_exact_edges)
+    rep.append(pm::validate(d.span, name + " (exact)", opt));
+  else
+    rep.results.push_back(exact_skipped(name, too_many_edges(d.span.apex()), opt));
+  rep.append(pm::validate(pm::io::with_scalar<double>(d.span), name + " (double)", opt));
+  return rep;
+}
+
+inline pm::Report check_machine_file(const pm::io::MachineDescription &d,
+                                     const pm::ValidateOptions &opt) {
+  pm::Report rep;
+  const std::string name = d.name.empty() ? d.file : d.name;
+  const auto m = pm::io::make_machine<double>(d);
+  if (!pm::io::is_rational_sigma(d.sigma))
+    rep.results.push_back(
+        exact_skipped(name, "sigma " + d.sigma.name + " has no exact rational values", opt));
+  else if (m.span().apex() > max_exact_edges)
+    rep.results.push_back(exact_skipped(name, too_many_edges(m.span().apex()), opt));
+  else
+    rep.append(pm::validate(pm::io::make_machine<pm::Rational>(d), name + " (exact)", opt));
+  rep.append(pm::validate(m, name + " (double)", opt));
+  return rep;
+}
+
+inline int run_check(const Args &args) {
+  const pm::ValidateOptions opt{args.number("cases", 100, 1000000), args.number("seed", 1, ~0ull)};
+  pm::require(args.positional.size() <= 1, "check: expected at most one MODEL.json, found ",
+              args.positional.size(), " arguments");
+  pm::Report rep;
+  if (args.positional.empty()) {
+    pm::require(!args.has("against"), "check: --against needs a MODEL.json");
+    for (const auto &entry : pm::catalogue()) rep.append(entry.run(opt));
+  } else {
+    const auto model = pm::io::read_model(args.positional[0]);
+    if (const auto *layer = std::get_if<pm::io::LayerDescription>(&model)) {
+      rep = check_layer_file(*layer, opt);
+      if (args.has("against"))
+        rep.append(pm::compare_samples(*layer, args.get("against"),
+                                       layer->name.empty() ? layer->file : layer->name));
+    } else {
+      const auto &machine = std::get<pm::io::MachineDescription>(model);
+      rep = check_machine_file(machine, opt);
+      if (args.has("against"))
+        rep.append(pm::compare_machine_samples(machine, args.get("against"),
+                                               machine.name.empty() ? machine.file : machine.name));
+    }
+  }
+  if (args.flag("json"))
+    std::cout << pm::to_json(rep).dump(2) << "\n";
+  else
+    std::cout << pm::to_text(rep);
+  return rep.passed() ? 0 : 1;
+}
+
+} // namespace pmach

@@ -1,0 +1,183 @@
+#pragma once
+// pmach eval: the reference semantics of a layer or machine on inputs from
+// .npy files, forward and, given cotangents, backward; results as .npy.
+#include <filesystem>
+#include <iostream>
+
+#include "args.hpp"
+#include "pm/io/batch_npy.hpp"
+#include "pm/io/machine_format.hpp"
+
+namespace pmach {
+
+inline const char *eval_help =
+    "usage: pmach eval MODEL.json --y0 FILE [--z0 FILE] [--ybar FILE] [--zbar FILE]\n"
+    "                  [--w FILE] --out DIR [--precision float|double|exact] [--json]\n"
+    "\n"
+    "Runs the reference semantics forward and writes, into DIR, as .npy:\n"
+    "  machine: y.npy, z.npy      the solution of y = y0 + L_w~ z, z = z0 + sigma(y)\n"
+    "  layer:   y.npy             L_w y0 (y0 is the layer's input)\n"
+    "Given cotangents (--ybar, and for machines --zbar; a missing one is zero)\n"
+    "it also runs backward and writes grad_y0.npy, grad_z0.npy (machines),\n"
+    "grad_w.npy (summed over the batch) and, for an array sigma, grad_sigma.npy.\n"
+    "\n"
+    "Layouts (C order): a batch of n samples on a space of shape (d0, ...) is\n"
+    "(n, d0, ...); an array of shape (d0, ...) is a single sample and the outputs\n"
+    "then have no batch axis either. Parameters have the model's parameter shape\n"
+    "(--w overrides the file's \"weights\").\n"
+    "\n"
+    "  --precision    float (computed and written in float32), double (default),\n"
+    "                 or exact (over the rationals, rounded once to float64 on\n"
+    "                 output; refused when sigma has no rational values)\n"
+    "  --json         print a JSON summary of the files written\n";
+
+namespace detail {
+
+struct Output {
+  std::string dir;
+  pm::io::Dtype dtype;
+  bool batch_axis;
+  std::vector<std::string> written;
+
+  template <class S>
+  void batch(const std::string &name, const pm::Batch<S> &b, const pm::Shape &space) {
+    write(name, pm::io::batch_to_npy(b, space, dtype, batch_axis));
+  }
+  template <class S>
+  void function(const std::string &name, const pm::Function<S> &f, const pm::Shape &space) {
+    write(name, pm::io::function_to_npy(f, space, dtype));
+  }
+  void write(const std::string &name, const pm::io::NpyArray &a) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    pm::io::write_npy(path, a);
+    written.push_back(path);
+  }
+};
+
+inline bool has_batch_axis(const pm::io::NpyArray &a, const pm::Shape &space) {
+  return a.shape != space.extents();
+}
+
+// Evaluation holds about ten arrays of the input's or the output's size (and
+// a rational takes far more room than a double): both are bounded, via the
+// batch size, before anything is computed.
+template <class S>
+pm::io::NpyArray read_input(const std::string &path, pm::Index in_size, pm::Index out_size) {
+  pm::io::NpyArray a = pm::io::read_npy(path);
+  const std::size_t max = std::is_floating_point_v<S> ? std::size_t{1} << 24 : std::size_t{1} << 20;
+  const std::size_t batch = in_size == 0 ? 0 : a.size() / in_size;
+  pm::require(batch <= max / std::max<pm::Index>({in_size, out_size, 1}), path,
+              ": npy field 'shape': ", batch, " samples of ", in_size, " inputs and ", out_size,
+              " outputs, expected at most ", max, " values per array at this precision");
+  return a;
+}
+
+template <class S>
+pm::Function<S> parameters(const Args &args, const pm::Shape &shape,
+                           const std::optional<std::vector<double>> &weights, bool needed,
+                           const std::string &file) {
+  if (args.has("w"))
+    return pm::io::function_from_npy<S>(pm::io::read_npy(args.get("w")), shape, args.get("w"));
+  pm::require(weights.has_value() || !needed, file,
+              ": /weights: expected the field, or the option --w FILE");
+  pm::Function<S> w;
+  if (weights)
+    for (double v : *weights) w.push_back(pm::io::from_double<S>(v));
+  else
+    w.assign(shape.size(), S(1)); // a layer without parameters: the one weight 1
+  return w;
+}
+
+template <class S>
+void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out) {
+  const pm::io::NpyArray x0 = read_input<S>(args.get("y0"), d.source.size(), d.target.size());
+  out.batch_axis = has_batch_axis(x0, d.source);
+  const pm::Batch<S> x = pm::io::batch_from_npy<S>(x0, d.source, args.get("y0"));
+  const pm::ParametricSpan<S> a = pm::io::with_scalar<S>(d.span);
+  const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, d.has_parameters, d.file);
+  pm::require(!args.has("z0") && !args.has("zbar"), d.file,
+              ": a layer has no z; --z0 and --zbar are for machines");
+  out.batch(std::string("y.npy"), pm::act(a, w, x), d.target);
+  if (!args.has("ybar")) return;
+  const pm::Batch<S> g = pm::io::batch_from_npy<S>(pm::io::read_npy(args.get("ybar")), d.target,
+                                                   args.get("ybar"), x.cols);
+  out.batch(std::string("grad_y0.npy"), pm::act(pm::transpose(a), w, g), d.source);
+  pm::Function<S> gw(a.parameters(), S(0));
+  for (pm::Index b = 0; b < x.cols; ++b)
+    gw = pm::add(gw, pm::parameter_gradient(a, x.column(b), g.column(b)));
+  out.function(std::string("grad_w.npy"), gw, d.parameters);
+}
+
+template <class S>
+void eval_machine(const pm::io::MachineDescription &d, const Args &args, Output &out) {
+  const pm::GradedSpanMachine<S> m = pm::io::make_machine<S>(d);
+  const pm::io::NpyArray y0a = read_input<S>(args.get("y0"), d.space.size(), d.space.size());
+  out.batch_axis = has_batch_axis(y0a, d.space);
+  const pm::Batch<S> y0 = pm::io::batch_from_npy<S>(y0a, d.space, args.get("y0"));
+  auto optional_batch = [&](const char *option) {
+    if (!args.has(option)) return pm::Batch<S>(y0.rows, y0.cols);
+    return pm::io::batch_from_npy<S>(pm::io::read_npy(args.get(option)), d.space, args.get(option),
+                                     y0.cols);
+  };
+  const pm::Batch<S> z0 = optional_batch("z0");
+  const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, true, d.file);
+  const pm::MachineState<S> x = pm::forward(m, w, y0, z0);
+  out.batch(std::string("y.npy"), x.y, d.space);
+  out.batch(std::string("z.npy"), x.z, d.space);
+  if (!args.has("ybar") && !args.has("zbar")) return;
+  const pm::Gradients<S> g = pm::backward(m, w, x, optional_batch("ybar"), optional_batch("zbar"));
+  out.batch(std::string("grad_y0.npy"), g.y0, d.space);
+  out.batch(std::string("grad_z0.npy"), g.z0, d.space);
+  out.function(std::string("grad_w.npy"), g.w, d.parameters);
+  if (d.sigma.name == "array")
+    out.function(std::string("grad_sigma.npy"), g.sigma.column(0), d.space);
+}
+
+template <class S>
+void eval_model(const pm::io::ModelDescription &model, const Args &args, Output &out) {
+  if (const auto *layer = std::get_if<pm::io::LayerDescription>(&model))
+    eval_layer<S>(*layer, args, out);
+  else
+    eval_machine<S>(std::get<pm::io::MachineDescription>(model), args, out);
+}
+
+} // namespace detail
+
+inline int run_eval(const Args &args) {
+  pm::require(args.positional.size() == 1, "eval: expected one MODEL.json, found ",
+              args.positional.size(), " arguments");
+  pm::require(args.has("y0"), "eval: expected --y0 FILE");
+  pm::require(args.has("out"), "eval: expected --out DIR");
+  const std::string precision = args.get("precision", "double");
+  pm::require(precision == "float" || precision == "double" || precision == "exact",
+              "--precision: is '", precision, "', expected float, double or exact");
+  const auto model = pm::io::read_model(args.positional[0]);
+  const std::string dir = args.get("out");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  pm::require(std::filesystem::is_directory(dir), dir, ": cannot create the output directory");
+  detail::Output out{
+      dir, precision == "float" ? pm::io::Dtype::float32 : pm::io::Dtype::float64, true, {}};
+  if (precision == "exact") {
+    if (const auto *m = std::get_if<pm::io::MachineDescription>(&model))
+      pm::require(pm::io::is_rational_sigma(m->sigma), args.positional[0],
+                  ": /sigma: --precision exact needs a sigma with rational values (identity, relu, "
+                  "polynomial, array), found ",
+                  m->sigma.name, "; use --precision double");
+    detail::eval_model<pm::Rational>(model, args, out);
+  } else if (precision == "float") {
+    detail::eval_model<float>(model, args, out);
+  } else {
+    detail::eval_model<double>(model, args, out);
+  }
+  if (args.flag("json")) {
+    std::cout << nlohmann::json{{"precision", precision}, {"written", out.written}}.dump(2) << "\n";
+  } else {
+    for (const auto &p : out.written) std::cout << "wrote " << p << "\n";
+    if (precision == "exact")
+      std::cout << "computed exactly over the rationals; values rounded once to float64\n";
+  }
+  return 0;
+}
+
+} // namespace pmach

@@ -1,0 +1,210 @@
+#pragma once
+// Random cases for the laws, and their shrinking. A case is a list of named
+// slots (w, φ, g, …), each a vector of small integer codes; the scalar of a
+// code k is k/6 over exact scalars (k ∈ −12..12) and k/997 over floating
+// ones (k ∈ −997..997, so that rounding really happens). Codes are drawn from
+// a generator seeded by the run's seed and the law ID, so a run is
+// reproducible from its seed. A failing case is shrunk deterministically:
+// each code is set to 0, or else halved towards 0, while the law still fails.
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <type_traits>
+
+#include "pm/category/function.hpp"
+#include "pm/category/map.hpp"
+#include "pm/io/batch_npy.hpp"
+#include "pm/validate/report.hpp"
+
+namespace pm {
+
+struct ValidateOptions {
+  std::size_t cases = 100;
+  std::uint64_t seed = 1;
+};
+
+namespace validation {
+
+template <class S> constexpr bool is_exact = !std::is_floating_point_v<S>;
+
+template <class S> int code_range() { return is_exact<S> ? 12 : 997; }
+template <class S> S scalar_of(int code) { return S(code) / S(is_exact<S> ? 6 : 997); }
+
+template <class S> S magnitude(const S &x) { return x < S(0) ? S(-x) : x; }
+template <class S> Function<S> magnitude(Function<S> v) {
+  for (S &x : v) x = magnitude(x);
+  return v;
+}
+
+using io::to_double;
+
+template <class S> std::string show(const S &x) {
+  std::ostringstream os;
+  if constexpr (std::is_floating_point_v<S>) os << std::setprecision(17);
+  os << x;
+  return os.str();
+}
+template <class S> std::string show(const Function<S> &v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + show(v[i]);
+  return out + "]";
+}
+
+// γ_n = n u / (1 − n u), u the unit roundoff of S (docs/tolerances.md).
+template <class S> S gamma(std::size_t n) {
+  const S u = std::numeric_limits<S>::epsilon() / 2;
+  return S(n) * u / (S(1) - S(n) * u);
+}
+
+// The largest fibre of f: how many terms a sum along f adds at most.
+inline std::size_t max_fibre(const FinMap &f) {
+  std::vector<std::size_t> count(f.codomain, 0);
+  std::size_t m = 0;
+  for (Index i : f.images) m = std::max(m, ++count[i]);
+  return m;
+}
+
+struct Slot {
+  std::string name;
+  Index size;
+};
+using Codes = std::vector<std::vector<int>>;
+
+// The verdict on one case.
+struct Comparison {
+  bool ok = true;
+  bool vacuous = true; // both sides entirely zero
+  double error = 0, bound = 0;
+  std::string where; // the worst component and its two sides
+};
+
+// Compares two sides componentwise: == over exact scalars, within
+// γ_n (M_lhs + M_rhs) over floating ones, M the sides on absolute values.
+template <class S>
+Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S> &ml,
+                   const Function<S> &mr, std::size_t n) {
+  Comparison c;
+  require(l.size() == r.size(), "law sides have ", l.size(), " and ", r.size(),
+          " components, expected the same number");
+  double worst = -1;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    if (!(l[i] == S(0)) || !(r[i] == S(0))) c.vacuous = false;
+    const double err = to_double(magnitude(S(l[i] - r[i])));
+    double bound = 0;
+    bool ok = l[i] == r[i];
+    if constexpr (!is_exact<S>) {
+      const S b = gamma<S>(n) * (ml[i] + mr[i]);
+      bound = double(b);
+      ok = std::abs(l[i] - r[i]) <= b; // false for NaN
+    }
+    const double ratio =
+        ok ? (bound > 0 ? err / bound : 0) : std::numeric_limits<double>::infinity();
+    if (ratio > worst) {
+      worst = ratio;
+      c.error = err;
+      c.bound = bound;
+      if (!ok)
+        c.where = "component " + std::to_string(i) + ": lhs = " + show(l[i]) +
+                  ", rhs = " + show(r[i]) + (is_exact<S> ? "" : ", bound " + show(bound));
+    }
+    c.ok = c.ok && ok;
+  }
+  return c;
+}
+
+inline std::uint64_t fnv1a(const std::string &s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+// Runs `eval(codes) -> Comparison` on opt.cases random cases; shrinks the
+// first failing one. `range` bounds the codes; slots of size 0 are allowed.
+template <class Eval>
+LawResult run_law(const std::string &law, const std::string &subject,
+                  const std::vector<Slot> &slots, int range, bool exact, const ValidateOptions &opt,
+                  Eval &&eval) {
+  LawResult r{law, subject, Status::passed, 0, exact, 0, 0, opt.seed, ""};
+  std::mt19937_64 rng(opt.seed ^ fnv1a(law));
+  std::uniform_int_distribution<int> code(-range, range), zero(0, 7);
+  std::size_t vacuous = 0;
+  double worst = -1;
+  auto safe_eval = [&](const Codes &c) {
+    try {
+      return eval(c);
+    } catch (const std::exception &e) { // a layer that throws fails the law
+      Comparison bad;
+      bad.ok = false;
+      bad.vacuous = false;
+      bad.where = std::string("threw: ") + e.what();
+      return bad;
+    }
+  };
+  for (std::size_t k = 0; k < opt.cases; ++k) {
+    Codes c;
+    for (const Slot &s : slots) {
+      std::vector<int> v(s.size);
+      for (int &x : v) x = zero(rng) == 0 ? 0 : code(rng);
+      c.push_back(std::move(v));
+    }
+    const Comparison cmp = safe_eval(c);
+    ++r.cases;
+    if (cmp.vacuous) ++vacuous;
+    const double ratio = cmp.bound > 0 ? cmp.error / cmp.bound : (cmp.error > 0 ? 1e300 : 0);
+    if (ratio > worst) {
+      worst = ratio;
+      r.max_error = cmp.error;
+      r.bound = cmp.bound;
+    }
+    if (!cmp.ok) {
+      // Shrink: each code to 0, else halved towards 0, while still failing.
+      Comparison last = cmp;
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (auto &v : c)
+          for (int &x : v)
+            while (x != 0) {
+              const int old = x;
+              x = 0;
+              Comparison t = safe_eval(c);
+              if (t.ok) {
+                x = old / 2;
+                t = x != 0 ? safe_eval(c) : Comparison{};
+              }
+              if (t.ok || x == old) {
+                x = old;
+                break;
+              }
+              last = t;
+              changed = true;
+            }
+      }
+      std::ostringstream os;
+      os << "case " << k << " (seed " << opt.seed << "), shrunk to ";
+      for (std::size_t s = 0; s < slots.size(); ++s) {
+        os << (s ? ", " : "") << slots[s].name << " = [";
+        for (std::size_t i = 0; i < c[s].size(); ++i)
+          os << (i ? ", " : "") << c[s][i] << (c[s][i] && !exact ? "/997" : c[s][i] ? "/6" : "");
+        os << "]";
+      }
+      os << "; " << last.where;
+      r.status = Status::failed;
+      r.detail = os.str();
+      return r;
+    }
+  }
+  // Too weak: more than 90% of the cases compared only zeros, so the law was
+  // hardly exercised (a layer that is identically zero, say).
+  if (r.cases > 0 && 10 * vacuous > 9 * r.cases) {
+    r.status = Status::too_weak;
+    r.detail = std::to_string(vacuous) + " of " + std::to_string(r.cases) +
+               " cases compared only zeros (outputs mostly zero)";
+  }
+  return r;
+}
+
+} // namespace validation
+} // namespace pm
