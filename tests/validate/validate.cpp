@@ -131,6 +131,21 @@ TEST_CASE("PSPAN-COMP mutant: a composition that loses an edge of the fibre prod
         }).status == Status::passed);
 }
 
+TEST_CASE("WF-SIZES: every catalogued span layer is well-formed") {
+  for (const auto &entry : pm::catalogue()) {
+    if (entry.name.find("Machine") != std::string::npos) continue;
+    const pm::Report r = entry.run({5, 3});
+    INFO(entry.name);
+    CHECK(result(r, "WF-SIZES").status == Status::passed);
+  }
+}
+
+TEST_CASE("WF-GRADING: a layer between graded spaces that raises the grade passes") {
+  const auto a = pm::dense<Q>({2, 3, false});
+  CHECK(pm::check_grading(a, pm::Grading(3, {1, 2}), pm::Grading(3, {3, 3, 3}), "ok").status ==
+        Status::passed);
+}
+
 TEST_CASE("WF-SIZES mutant: a layer returning the wrong number of outputs is rejected") {
   auto m = mutant();
   m.apply_op = [&](const F &w, const F &x) {
