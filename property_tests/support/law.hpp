@@ -13,6 +13,8 @@
 #include <cmath>
 #include <limits>
 
+#include "pm/numeric/rounding.hpp"
+
 // PM_LAW(ID, NAME, CALL_REF, CALL_MUT) declares the two test cases of a law:
 // "ID: NAME" runs CALL_REF as a property (the reference must satisfy it), and
 // "ID mutant: NAME" requires the property with CALL_MUT to be rejected.
@@ -43,10 +45,7 @@ template <class Testable> bool rejects(Testable &&property) {
 // γ_n = n u / (1 − n u), u the unit roundoff of T (Higham, "Accuracy and
 // Stability of Numerical Algorithms", §3.1): the relative error bound of a
 // chain of n roundings. See docs/tolerances.md.
-template <class T> T gamma(std::size_t n) {
-  const T u = std::numeric_limits<T>::epsilon() / 2;
-  return T(n) * u / (T(1) - T(n) * u);
-}
+using pm::gamma;
 
 // |a − b| ≤ γ_n (ma + mb), where ma and mb bound Σ|terms| of the computations
 // that produced a and b (obtained by running them on absolute values).

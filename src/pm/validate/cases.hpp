@@ -17,6 +17,7 @@
 #include "pm/category/function.hpp"
 #include "pm/category/map.hpp"
 #include "pm/io/batch_npy.hpp"
+#include "pm/numeric/rounding.hpp"
 #include "pm/validate/report.hpp"
 
 namespace pm {
@@ -51,12 +52,6 @@ template <class S> std::string show(const Function<S> &v) {
   std::string out = "[";
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + show(v[i]);
   return out + "]";
-}
-
-// γ_n = n u / (1 − n u), u the unit roundoff of S (docs/tolerances.md).
-template <class S> S gamma(std::size_t n) {
-  const S u = std::numeric_limits<S>::epsilon() / 2;
-  return S(n) * u / (S(1) - S(n) * u);
 }
 
 // The largest fibre of f: how many terms a sum along f adds at most.

@@ -46,8 +46,6 @@ inline SigmaConstants sigma_constants(const std::string &name) {
   return {};
 }
 
-inline double gamma_of(double n, double u) { return n * u / (1 - n * u); }
-
 template <class S> Batch<S> abs_batch(Batch<S> b) {
   for (S &x : b.data) x = magnitude(x);
   return b;
@@ -117,8 +115,8 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
     for (Index b = 0; b < cols; ++b) {
       const Function<double> terms = act(abs_span, abs_wc, magnitude(z.column(b)));
       for (Index i = 0; i < n; ++i) {
-        ly(i, b) += gamma_of(double(fan + 2), u) * (std::abs(y0(i, b)) + terms[i]);
-        lz(i, b) += gamma_of(1 + k.ulps, u) * (std::abs(z0(i, b)) + std::abs(z(i, b) - z0(i, b)));
+        ly(i, b) += gamma(double(fan + 2), u) * (std::abs(y0(i, b)) + terms[i]);
+        lz(i, b) += gamma(1 + k.ulps, u) * (std::abs(z0(i, b)) + std::abs(z(i, b) - z0(i, b)));
       }
     }
   };
@@ -127,7 +125,7 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
   local_forward(u_r, x.z, ly, lz);
   const GradedSpanMachine<double> abs_m(m.grading(), abs_span, Sigma<double>::array(lip));
   MachineState<double> e = forward(abs_m, abs_w, ly, lz);
-  const double slack = 1 + gamma_of(double(rounds), u_r); // the bound's own rounding
+  const double slack = 1 + gamma(double(rounds), u_r); // the bound's own rounding
   for (double &v : e.y.data) v *= slack;
   for (double &v : e.z.data) v *= slack;
   rep.results.push_back(compare_to_bound("y", subject, ya, x.y.data, e.y.data, n));
@@ -155,7 +153,7 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
     for (Index i = 0; i < n; ++i) {
       const double s = m.sigma().derivative(x.y(i, b), i, b);
       const double ds =
-          k.lipschitz_derivative * e.y(i, b) + gamma_of(1 + k.ulps, u_t + u_r) * std::abs(s);
+          k.lipschitz_derivative * e.y(i, b) + gamma(1 + k.ulps, u_t + u_r) * std::abs(s);
       slopes(i, b) = std::abs(s) + ds;
       lyb(i, b) = ds * std::abs(zb_t(i, b));
     }
@@ -164,8 +162,8 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
     for (Index b = 0; b < cols; ++b) {
       const Function<double> terms = act(abs_t, abs_wc, magnitude(yb->column(b)));
       for (Index i = 0; i < n; ++i) {
-        ls(i, b) += gamma_of(double(fan + 2), u) * (std::abs(gz(i, b)) + terms[i]);
-        lyb(i, b) += gamma_of(2, u) * (std::abs(gy(i, b)) + slopes(i, b) * std::abs((*zb)(i, b)));
+        ls(i, b) += gamma(double(fan + 2), u) * (std::abs(gz(i, b)) + terms[i]);
+        lyb(i, b) += gamma(2.0, u) * (std::abs(gy(i, b)) + slopes(i, b) * std::abs((*zb)(i, b)));
       }
     }
   const GradedSpanMachine<double> abs_dual(m.grading().reversed(), abs_t,
@@ -182,7 +180,7 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
   // Σ_b π_!^μ(s*z · t*ȳ): errors e_z, e_ȳ of the factors, plus the rounding
   // of a sum of B · (largest π-fibre) three-factor products.
   Function<double> bound(m.parameters(), 0.0);
-  const double gw_gamma = gamma_of(double(cols * max_fibre(m.span().pi) + 2), u_t + u_r);
+  const double gw_gamma = gamma(double(cols * max_fibre(m.span().pi) + 2), u_t + u_r);
   for (Index b = 0; b < cols; ++b) {
     const Function<double> az = magnitude(x.z.column(b)), ayb = magnitude(g.y0.column(b));
     const Function<double> ez = e.z.column(b), eyb = eb.z.column(b);

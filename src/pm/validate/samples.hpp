@@ -72,7 +72,7 @@ inline LawResult compare_tensor(const std::string &name, const std::string &subj
                                 const std::vector<Function<Rational>> &magnitude_of,
                                 std::size_t n) {
   const double u = unit_roundoff(theirs.dtype);
-  const double gamma_n = double(n) * u / (1 - double(n) * u);
+  const double gamma_n = gamma(double(n), u);
   std::vector<Rational> ref;
   std::vector<double> bound;
   for (std::size_t b = 0; b < exact.size(); ++b)
