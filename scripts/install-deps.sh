@@ -10,9 +10,11 @@ packages=(
   gcovr python3
   coq libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra
 )
-# The PyTorch comparison is optional for the tests; PM_WITH_TORCH=1 adds it.
+# The PyTorch comparison (bench/compare_pytorch.py) is not part of the tests;
+# PM_WITH_TORCH=1 adds it, with OpenBLAS so that torch does not fall back to
+# the reference BLAS.
 if [[ "${PM_WITH_TORCH:-0}" == 1 ]]; then
-  packages+=(python3-torch python3-numpy)
+  packages+=(python3-torch python3-numpy libopenblas0-openmp)
 fi
 
 missing=()

@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything with warnings as errors, and
-# runs the whole test suite (unit tests, property tests, proofs, traceability).
+# Installs what is missing, then runs the whole test suite in two builds:
+#  1. AddressSanitizer + UndefinedBehaviorSanitizer over the unit tests of the
+#     core, the readers, the validator and the CLI (build-asan/);
+#  2. the release build with warnings as errors: every unit test, property
+#     test, fuzzer, the proofs and the traceability check (build/).
+# The ctest summary of the release build is the last thing printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+jobs="$(nproc)"
+
+sanitized=(test_category_spans law_spans test_io_npy test_io_formats test_validate_validate
+           test_cli_cli pmach test_machine_errors test_machine_examples law_machines
+           test_layers_layers test_layers_persistence test_kernels_kernels)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPM_SANITIZE=ON -DPM_NATIVE=OFF \
+  -DPM_PROOFS=OFF -DPM_WERROR=ON
+cmake --build build-asan -j "$jobs" --target "${sanitized[@]}"
+regex="^($(IFS='|'; echo "${sanitized[*]}"))$"
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R "$regex")
+
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPM_WERROR=ON
-cmake --build build -j "$(nproc)"
+cmake --build build -j "$jobs"
 cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 900
+ctest --output-on-failure -j "$jobs" --timeout 900

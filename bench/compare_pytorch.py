@@ -1,0 +1,380 @@
+#!/usr/bin/python3
+"""Side-by-side timing of the machine kernels and the same machines in PyTorch.
+
+PyTorch runs the machines the way a PyTorch user writes them: a loop over the
+levels for the forward pass, autograd for the backward pass. The kernels run in
+pm_bench_machine (a subprocess) on the very same input arrays, with the same
+thread count and dtype. Both sides time each pass call by call and report the
+median. The kernels' outputs are checked against a float64 evaluation within
+the forward error bound of docs/tolerances.md, and PyTorch's deviation from the
+same reference is shown beside ours.
+
+Usage (from the repository root, after building pm_bench_machine):
+    /usr/bin/python3 bench/compare_pytorch.py --build build-kernels [--threads 1 2]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+# The paper's sizes (seeds.md §4: conv length 16, pad (3, 3); recurrent
+# length 16, max lag 6, time block 5) and large ones; the large rows also run
+# with two threads.
+SMALL, MEDIUM, LARGE = [2] * 5, [32] * 5, [64] * 4
+ROWS = [
+    dict(machine="dense", size="small", dims=SMALL, batch=2),
+    dict(machine="dense", size="medium", dims=MEDIUM, batch=32),
+    dict(machine="dense", size="large", dims=[256] * 4, batch=256),
+    dict(machine="conv", size="small", dims=SMALL, batch=2, length=16, lo=3, hi=3),
+    dict(machine="conv", size="medium", dims=MEDIUM, batch=32, length=16, lo=3, hi=3),
+    dict(machine="conv", size="large", dims=LARGE, batch=16, length=256, lo=3, hi=3),
+    dict(machine="recur", size="small", dims=SMALL, batch=2, length=16, lag=6, tb=5),
+    dict(machine="recur", size="medium", dims=MEDIUM, batch=32, length=16, lag=6, tb=5),
+    dict(machine="recur", size="large", dims=LARGE, batch=16, length=128, lag=6, tb=5),
+]
+
+
+def clean_mask(dims, dtype):
+    """mask[x, y] = 1 when block(x) < block(y): the weights cleaning keeps."""
+    block = torch.cat([torch.full((d,), k) for k, d in enumerate(dims)])
+    return (block[:, None] < block[None, :]).to(dtype)
+
+
+def slices(dims):
+    o = 0
+    for d in dims:
+        yield o, d
+        o += d
+
+
+def dense_forward(w, y0, z0, dims, sigma=torch.tanh):
+    """y = y0 + z W̃, z = z0 + σ(y), one level at a time (rows are samples)."""
+    wc = w * clean_mask(dims, w.dtype)
+    ys, zs = [], []
+    for o, d in slices(dims):
+        y = y0[:, o:o + d]
+        if o > 0:
+            y = y + torch.cat(zs, dim=1) @ wc[:o, o:o + d]
+        ys.append(y)
+        zs.append(z0[:, o:o + d] + sigma(y))
+    return torch.cat(ys, dim=1), torch.cat(zs, dim=1)
+
+
+def blocks_of(dims):
+    return torch.cat([torch.full((d,), k) for k, d in enumerate(dims)])
+
+
+def conv_mask(dims, taps, dtype):
+    """mask[co, ci, k] = 1 when block(ci) < block(co), for conv1d's weight layout."""
+    b = blocks_of(dims)
+    return (b[None, :] < b[:, None]).to(dtype)[:, :, None].expand(-1, -1, taps)
+
+
+def recur_mask(dims, lag, tb, dtype):
+    """mask[co, ci, k] for lag = lag_max − k: every pair when lag ≥ tb, else block(ci) < block(co)."""
+    m = conv_mask(dims, lag + 1, dtype).clone()
+    for k in range(lag + 1):
+        if lag - k >= tb:
+            m[:, :, k] = 1
+    return m
+
+
+def conv_forward(weight, y0, z0, dims, lo, hi, sigma=torch.tanh):
+    """The convolution machine, one channel block at a time: states (B, C, L),
+    weight (C_out, C_in, K) as for conv1d (cross-correlation, padding (lo, hi))."""
+    wc = weight * conv_mask(dims, weight.shape[2], weight.dtype)
+    ys, zs = [], []
+    for o, d in slices(dims):
+        y = y0[:, o:o + d]
+        if o > 0:
+            y = y + F.conv1d(F.pad(torch.cat(zs, dim=1), (lo, hi)), wc[o:o + d, :o])
+        ys.append(y)
+        zs.append(z0[:, o:o + d] + sigma(y))
+    return torch.cat(ys, dim=1), torch.cat(zs, dim=1)
+
+
+def recur_forward(weight, y0, z0, dims, lag, tb, sigma=torch.tanh):
+    """The recurrent machine, one (time block, channel block) level at a time:
+    a causal conv1d with lags 0..lag (kernel index lag − lag)."""
+    wc = weight * recur_mask(dims, lag, tb, weight.dtype)
+    y, z = y0.clone(), z0.clone()
+    length = y0.shape[2]
+    for t0 in range(0, length, tb):
+        t1 = min(length, t0 + tb)
+        for o, d in slices(dims):
+            zp = F.pad(z[:, :, max(0, t0 - lag):t1], (max(0, lag - t0), 0))
+            yi = y0[:, o:o + d, t0:t1] + F.conv1d(zp, wc[o:o + d])
+            y[:, o:o + d, t0:t1] = yi
+            z[:, o:o + d, t0:t1] = z0[:, o:o + d, t0:t1] + sigma(yi)
+    return y, z
+
+
+def dense_dual(w, slope, gy, gz, dims):
+    """z̄ = g_z + ȳ W̃ᵀ, ȳ = g_y + slope ⊙ z̄, levels in reverse (float64 reference)."""
+    wc = w * clean_mask(dims, w.dtype)
+    yb, zb = torch.zeros_like(gy), torch.zeros_like(gz)
+    for o, d in reversed(list(slices(dims))):
+        end = o + d
+        zb[:, o:end] = gz[:, o:end] + yb[:, end:] @ wc[o:end, end:].T
+        yb[:, o:end] = gy[:, o:end] + slope[:, o:end] * zb[:, o:end]
+    return yb, zb
+
+
+def gamma(n, u):
+    return n * u / (1 - n * u)
+
+
+class Machine:
+    """One row's machine in PyTorch's layout: states (B, N) or (B, N, L); the
+    weight (N, N) for dense, (C_out, C_in, K) as conv1d's otherwise."""
+
+    def __init__(self, r):
+        self.r, self.dims, self.n = r, r["dims"], sum(r["dims"])
+        self.taps = {"dense": 1, "conv": r.get("lo", 0) + r.get("hi", 0) + 1,
+                     "recur": r.get("lag", 0) + 1}[r["machine"]]
+
+    def forward(self, w, y0, z0, sigma=torch.tanh):
+        r = self.r
+        if r["machine"] == "dense":
+            return dense_forward(w, y0, z0, self.dims, sigma)
+        if r["machine"] == "conv":
+            return conv_forward(w, y0, z0, self.dims, r["lo"], r["hi"], sigma)
+        return recur_forward(w, y0, z0, self.dims, r["lag"], r["tb"], sigma)
+
+    def linear(self, w, z):
+        """L_W̃ z, all levels at once."""
+        r = self.r
+        if r["machine"] == "dense":
+            return z @ (w * clean_mask(self.dims, w.dtype))
+        if r["machine"] == "conv":
+            return F.conv1d(F.pad(z, (r["lo"], r["hi"])),
+                            w * conv_mask(self.dims, self.taps, w.dtype))
+        return F.conv1d(F.pad(z, (r["lag"], 0)), w * recur_mask(self.dims, r["lag"], r["tb"], w.dtype))
+
+    # Our layout ↔ PyTorch's.
+    def state_to_torch(self, x):
+        return x if x.ndim == 2 else x.transpose(0, 2, 1)
+
+    def weight_to_torch(self, w):
+        if self.r["machine"] == "dense":
+            return w
+        return np.transpose(w[::-1] if self.r["machine"] == "recur" else w, (2, 1, 0))
+
+    def weight_from_torch(self, w):
+        if self.r["machine"] == "dense":
+            return w
+        w = np.transpose(w, (2, 1, 0))
+        return w[::-1] if self.r["machine"] == "recur" else w
+
+
+def check_forward(mach, inp, out, u, sigma_error):
+    """Max of |ours − reference| / bound over the forward outputs (≤ 1 passes):
+    the forward bound of docs/tolerances.md, "Kernels", with the largest
+    fan-in (taps × N) for every output."""
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)).double() for k, v in {**inp, **out}.items()}
+    y, z = mach.forward(t["w"], t["y0"], t["z0"])
+    absw = t["w"].abs()
+    alpha = gamma(mach.taps * mach.n + 1, u) * (t["y0"].abs() + mach.linear(absw, t["z"].abs()))
+    beta = u * t["z"].abs() + sigma_error[0] * u
+    ey, ez = mach.forward(absw, alpha, beta, sigma=lambda x: x)
+    worst = 0.0
+    for name, ref, bound in [("y", y, ey), ("z", z, ez)]:
+        assert float(((t[name] - ref).abs() - bound).max()) <= 0, f"{name}: outside its bound"
+        worst = max(worst, float(((t[name] - ref).abs() / bound).max()))
+    return worst
+
+
+def check_dense_backward(dims, inp, out, u, sigma_error):
+    """The same for the dense dual sweep and gradient, at our own state (y, z)."""
+    f64 = {k: torch.from_numpy(v).double() for k, v in {**inp, **out}.items()}
+    w, n, batch = f64["w"], inp["w"].shape[0], inp["y0"].shape[0]
+    absw = w.abs() * clean_mask(dims, w.dtype)
+    cd = sigma_error[1]
+    slope = 1 - torch.tanh(f64["y"]) ** 2
+    yb, zb = dense_dual(w, slope, f64["gy"], f64["gz"], dims)
+    dw = (f64["z"].T @ yb) * clean_mask(dims, w.dtype)
+    alpha = gamma(n + 1, u) * (f64["gz"].abs() + f64["ybar"].abs() @ absw.T)
+    beta = gamma(2, u) * (f64["gy"].abs() + (slope.abs() + cd * u) * f64["zbar"].abs()) \
+        + cd * u * f64["zbar"].abs()
+    eyb, ezb = dense_dual(absw, torch.ones_like(slope), beta, alpha, dims)
+    edw = f64["z"].abs().T @ (gamma(batch, u) * f64["ybar"].abs() + eyb) * clean_mask(dims, w.dtype)
+    worst = 0.0
+    for name, ref, bound in [("ybar", yb, eyb), ("zbar", zb, ezb), ("dw", dw, edw)]:
+        assert float(((f64[name] - ref).abs() - bound).max()) <= 0, f"{name}: outside its bound"
+        worst = max(worst, float(((f64[name] - ref).abs() / bound.clamp_min(1e-300)).max()))
+    return worst
+
+
+def relative_deviation(a, b):
+    """max |a − b| / max |b|."""
+    return float((a - b).abs().max() / b.abs().max().clamp_min(1e-300))
+
+
+def time_calls(f, budget, before=None):
+    """Median and minimum microseconds of single calls of f (at least 11, until
+    `budget` seconds), after two warm-up calls; `before` runs untimed first."""
+    for _ in range(2):
+        if before:
+            before()
+        f()
+    us, start = [], time.perf_counter()
+    while len(us) < 11 or time.perf_counter() - start < budget:
+        if before:
+            before()
+        t0 = time.perf_counter()
+        f()
+        us.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(us), min(us)
+
+
+def torch_peak(dtype, budget, size=1024):
+    a, b = torch.rand(size, size, dtype=dtype), torch.rand(size, size, dtype=dtype)
+    med, _ = time_calls(lambda: torch.mm(a, b), budget)
+    return 2 * size ** 3 / med * 1e-3  # GFLOP/s
+
+
+def run_ours(exe, args):
+    res = subprocess.run([exe] + [str(a) for a in args], capture_output=True, text=True, check=True)
+    return json.loads(res.stdout)
+
+
+def row(exe, r, threads, dtype, budget, seed=1):
+    torch.set_num_threads(threads)
+    mach, n, batch = Machine(r), sum(r["dims"]), r["batch"]
+    g = np.random.default_rng(seed)
+    npdt = np.float32 if dtype == torch.float32 else np.float64
+    # Our layout: states (B, N) or (B, L, N); W (N, N) or (taps, N_in, N_out).
+    state = (batch, n) if r["machine"] == "dense" else (batch, r["length"], n)
+    wshape = (n, n) if r["machine"] == "dense" else (mach.taps, n, n)
+    glorot = np.sqrt(6 / (2 * mach.taps * n))
+    inp = {"w": g.uniform(-glorot, glorot, wshape).astype(npdt)}
+    for k in ["y0", "z0", "gy", "gz"]:
+        inp[k] = g.uniform(-1, 1, state).astype(npdt)
+    args = [r["machine"], "--dims", ",".join(map(str, r["dims"])), "--batch", batch,
+            "--dtype", "float32" if dtype == torch.float32 else "float64", "--threads", threads,
+            "--budget", budget]
+    if r["machine"] == "conv":
+        args += ["--length", r["length"], "--pad-lo", r["lo"], "--pad-hi", r["hi"]]
+    if r["machine"] == "recur":
+        args += ["--length", r["length"], "--max-lag", r["lag"], "--timeblock", r["tb"]]
+    with tempfile.TemporaryDirectory() as io:
+        for k, v in inp.items():
+            v.tofile(os.path.join(io, k + ".bin"))
+        ours = run_ours(exe, args + ["--io", io])
+        shapes = {"y": state, "z": state, "ybar": state, "zbar": state, "dw": wshape}
+        out = {k: np.fromfile(os.path.join(io, k + ".bin"), dtype=npdt).reshape(s)
+               for k, s in shapes.items()}
+    # Everything in PyTorch's layout from here on.
+    inp = {k: (mach.weight_to_torch(v) if k == "w" else mach.state_to_torch(v))
+           for k, v in inp.items()}
+    out = {k: (mach.weight_to_torch(v) if k == "dw" else mach.state_to_torch(v))
+           for k, v in out.items()}
+    u = float(np.finfo(npdt).eps) / 2 + float(np.finfo(np.float64).eps) / 2
+    worst = check_forward(mach, inp, out, u, ours["sigma_error"])
+    if r["machine"] == "dense":
+        worst = max(worst, check_dense_backward(r["dims"], inp, out, u, ours["sigma_error"]))
+
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in inp.items()}
+    leaves = {k: t[k].clone().requires_grad_(True) for k in ["w", "y0", "z0"]}
+    state_ = {}
+
+    def fwd():
+        return mach.forward(leaves["w"], leaves["y0"], leaves["z0"])
+
+    def build():
+        state_["yz"] = fwd()
+
+    def bwd():
+        return torch.autograd.grad(state_["yz"], [leaves["y0"], leaves["z0"], leaves["w"]],
+                                   [t["gy"], t["gz"]])
+
+    tf, _ = time_calls(fwd, budget)
+    tb, _ = time_calls(bwd, budget, before=build)
+    build()
+    ty, tz = state_["yz"]
+    tyb, tzb, tdw = bwd()
+    f64 = {k: v.double() for k, v in t.items()}
+    y64, z64 = mach.forward(f64["w"], f64["y0"], f64["z0"])
+    o = {k: torch.from_numpy(np.ascontiguousarray(v)).double() for k, v in out.items()}
+    dev_torch = max(relative_deviation(ty.double(), y64), relative_deviation(tz.double(), z64))
+    dev_ours = max(relative_deviation(o["y"], y64), relative_deviation(o["z"], z64))
+    agree = max(relative_deviation(o[k], v.detach().double())
+                for k, v in [("y", ty), ("z", tz), ("ybar", tyb), ("zbar", tzb), ("dw", tdw)])
+    of, od, og = (ours[k]["median_us"] for k in ["forward", "dual", "gradient"])
+    ours_min = sum(ours[k]["min_us"] for k in ["forward", "dual", "gradient"])
+    return dict(machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf, ours_fwd=of,
+                torch_bwd=tb, ours_dual=od, ours_grad=og, flops=ours["flops_per_pass"],
+                worst=worst, dev_torch=dev_torch, dev_ours=dev_ours, agree=agree,
+                flags=ours["flags"], ours_min=ours_min)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build-kernels", help="CMake build directory")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per pass")
+    ap.add_argument("--only", nargs="*", help="machines to run (dense, conv, recur)")
+    a = ap.parse_args()
+    exe = os.path.join(a.build, "bench", "pm_bench_machine")
+    dtype = torch.float32 if a.dtype == "float32" else torch.float64
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"load average {os.getloadavg()[0]:.2f} at start")
+    peaks = {}
+    for th in a.threads:
+        torch.set_num_threads(th)
+        eig = run_ours(exe, ["gemm", "--size", 1024, "--dtype", a.dtype, "--threads", th,
+                             "--budget", a.budget])
+        peaks[th] = max(torch_peak(dtype, a.budget),
+                        eig["flops_per_pass"] / eig["gemm"]["median_us"] * 1e-3)
+        print(f"matrix-product peak, {th} thread(s), 1024³ {a.dtype}: {peaks[th]:.1f} GFLOP/s "
+              f"(max of torch.mm and Eigen)")
+    rows = []
+    for r in ROWS:
+        if a.only and r["machine"] not in a.only:
+            continue
+        for th in a.threads:
+            if th > 1 and r["size"] != "large":
+                continue
+            rows.append(row(exe, r, th, dtype, a.budget))
+    print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are medians in µs\n")
+    print("| machine | size | thr | torch fwd | ours fwd | torch/ours | torch bwd | ours dual "
+          "| ours grad | torch/ours bwd | torch/ours f+b | ours dual/fwd | ours fwd GFLOP/s "
+          "(% peak) | torch fwd GFLOP/s (% peak) | max err/bound | dev ours | dev torch |")
+    print("|" + "---|" * 17)
+    for r in rows:
+        ob = r["ours_dual"] + r["ours_grad"]
+        gf_o = r["flops"] / r["ours_fwd"] * 1e-3
+        gf_t = r["flops"] / r["torch_fwd"] * 1e-3
+        pk = peaks[r["threads"]]
+        print(f"| {r['machine']} | {r['size']} | {r['threads']} | {r['torch_fwd']:.1f} | "
+              f"{r['ours_fwd']:.1f} | {r['torch_fwd'] / r['ours_fwd']:.1f} | {r['torch_bwd']:.1f} | "
+              f"{r['ours_dual']:.1f} | {r['ours_grad']:.1f} | {r['torch_bwd'] / ob:.1f} | "
+              f"{(r['torch_fwd'] + r['torch_bwd']) / (r['ours_fwd'] + ob):.1f} | "
+              f"{r['ours_dual'] / r['ours_fwd']:.2f} | {gf_o:.1f} ({100 * gf_o / pk:.0f}%) | "
+              f"{gf_t:.1f} ({100 * gf_t / pk:.0f}%) | {r['worst']:.2g} | {r['dev_ours']:.1e} | "
+              f"{r['dev_torch']:.1e} |")
+    one = {(r["machine"], r["size"]): r for r in rows if r["threads"] == 1}
+    multi = [r for r in rows if r["threads"] > 1 and (r["machine"], r["size"]) in one]
+    if multi:
+        print("\n| machine | size | thr | ours f+d+g speed-up, medians | same, minima |")
+        print("|---|---|---|---|---|")
+        for r in multi:
+            o = one[(r["machine"], r["size"])]
+            total = lambda x: x["ours_fwd"] + x["ours_dual"] + x["ours_grad"]
+            print(f"| {r['machine']} | {r['size']} | {r['threads']} | {total(o) / total(r):.2f} | "
+                  f"{o['ours_min'] / r['ours_min']:.2f} |")
+    print(f"\nload average {os.getloadavg()[0]:.2f} at end; ours vs torch, max relative "
+          f"difference over all outputs: {max(r['agree'] for r in rows):.1e}")
+
+
+if __name__ == "__main__":
+    main()

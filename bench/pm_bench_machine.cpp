@@ -1,0 +1,222 @@
+// pm_bench_machine: times one machine's kernels on given inputs and prints
+// the result as JSON; bench/compare_pytorch.py drives it with the inputs it
+// also gives PyTorch, and reads back the outputs to check agreement.
+//
+//   pm_bench_machine dense --dims 32,32,32,32,32 --batch 32 [common options]
+//   pm_bench_machine conv --dims ... --batch B --length L --pad-lo P --pad-hi Q [...]
+//   pm_bench_machine recur --dims ... --batch B --length L --max-lag P --timeblock T [...]
+//   pm_bench_machine gemm --size N [--dtype ...] [--threads T] [--budget SECONDS]
+// common options: [--dtype float32|float64] [--threads T] [--io DIR] [--budget SECONDS]
+//                 [--fan-in F] (Glorot scale of the generated weights without --io)
+//
+// With --io, inputs are read from DIR/{w,y0,z0,gy,gz}.bin (raw little-endian
+// arrays in the layout of the kernels) and outputs written to
+// DIR/{y,z,ybar,zbar,dw}.bin. Each pass is timed call by call, as many calls
+// as fit the budget (at least 11); the JSON holds the median and minimum in
+// microseconds.
+#include "problems.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+using namespace pm::kernels;
+using pm::Index;
+
+namespace {
+
+struct Args {
+  std::string command;
+  std::map<std::string, std::string> options;
+
+  std::string get(const std::string &key, const std::string &fallback) const {
+    auto it = options.find(key);
+    return it == options.end() ? fallback : it->second;
+  }
+};
+
+Args parse(int argc, char **argv) {
+  pm::require(argc >= 2, "usage: pm_bench_machine dense|gemm [--option value]...");
+  Args a{argv[1], {}};
+  for (int i = 2; i < argc; i += 2) {
+    const std::string key = argv[i];
+    pm::require(key.rfind("--", 0) == 0 && i + 1 < argc, "pm_bench_machine: argument ", i, " (",
+                key, ") expected --option value");
+    a.options[key.substr(2)] = argv[i + 1];
+  }
+  return a;
+}
+
+std::vector<Index> parse_dims(const std::string &text) {
+  std::vector<Index> dims;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) dims.push_back(std::stoul(item));
+  return dims;
+}
+
+struct Timing {
+  double median_us, min_us;
+  Index calls;
+};
+
+// Times f call by call until `budget` seconds have passed (at least 11 calls,
+// after 2 untimed warm-up calls).
+template <class F> Timing time_calls(F &&f, double budget) {
+  using clock = std::chrono::steady_clock;
+  f();
+  f();
+  std::vector<double> us;
+  const auto start = clock::now();
+  while (us.size() < 11 || std::chrono::duration<double>(clock::now() - start).count() < budget) {
+    const auto t0 = clock::now();
+    f();
+    us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  return {us[us.size() / 2], us.front(), us.size()};
+}
+
+std::string json(const std::string &name, const Timing &t) {
+  std::ostringstream os;
+  os << "\"" << name << "\": {\"median_us\": " << t.median_us << ", \"min_us\": " << t.min_us
+     << ", \"calls\": " << t.calls << "}";
+  return os.str();
+}
+
+template <class T> void read(const std::string &path, std::vector<T> &v) {
+  std::ifstream in(path, std::ios::binary);
+  pm::require(bool(in), "pm_bench_machine: cannot open ", path);
+  in.read(reinterpret_cast<char *>(v.data()), std::streamsize(v.size() * sizeof(T)));
+  pm::require(in.gcount() == std::streamsize(v.size() * sizeof(T)), "pm_bench_machine: ", path,
+              " has fewer than the expected ", v.size(), " values");
+}
+
+template <class T> void write(const std::string &path, const std::vector<T> &v) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char *>(v.data()), std::streamsize(v.size() * sizeof(T)));
+  pm::require(bool(out), "pm_bench_machine: cannot write ", path);
+}
+
+// A machine's three kernels on flat buffers, and their sizes.
+template <class T> struct Machine {
+  Index states, weights, flops; // flops per pass, over the weights that can be non-zero
+  std::function<void(const std::vector<T> &, const std::vector<T> &, const std::vector<T> &,
+                     std::vector<T> &, std::vector<T> &)>
+      forward;
+  std::function<void(const std::vector<T> &, const std::vector<T> &, const std::vector<T> &,
+                     const std::vector<T> &, std::vector<T> &, std::vector<T> &)>
+      dual;
+  std::function<void(const std::vector<T> &, const std::vector<T> &, std::vector<T> &)> gradient;
+};
+
+template <class T> Machine<T> machine(const Args &a) {
+  const std::vector<Index> dims = parse_dims(a.get("dims", ""));
+  const Index batch = std::stoul(a.get("batch", "1"));
+  const Activation s = Activation::tanh;
+  if (a.command == "dense") {
+    const DenseMachineShape d{dims, batch};
+    return {d.state_size(),
+            d.weight_size(),
+            2 * batch * d.valid_weights(),
+            [=](auto &w, auto &y0, auto &z0, auto &y, auto &z) {
+              dense_forward<T>(d, s, w, y0, z0, y, z);
+            },
+            [=](auto &w, auto &y, auto &gy, auto &gz, auto &yb, auto &zb) {
+              dense_dual<T>(d, s, w, y, gy, gz, yb, zb);
+            },
+            [=](auto &z, auto &yb, auto &dw) { dense_weight_gradient<T>(d, z, yb, dw); }};
+  }
+  const Index length = std::stoul(a.get("length", "1"));
+  SequencePlan p;
+  if (a.command == "conv") {
+    p = plan(ConvMachineShape{dims, length, batch, std::stoul(a.get("pad-lo", "0")),
+                              std::stoul(a.get("pad-hi", "0"))});
+  } else {
+    pm::require(a.command == "recur", "pm_bench_machine: command ", a.command,
+                ", expected dense, conv, recur or gemm");
+    p = plan(RecurMachineShape{dims, length, batch, std::stoul(a.get("max-lag", "0")),
+                               std::stoul(a.get("timeblock", "1"))});
+  }
+  return {p.state_size(),
+          p.weight_size(),
+          2 * p.valid_terms(),
+          [=](auto &w, auto &y0, auto &z0, auto &y, auto &z) {
+            sequence_forward<T>(p, s, w, y0, z0, y, z);
+          },
+          [=](auto &w, auto &y, auto &gy, auto &gz, auto &yb, auto &zb) {
+            sequence_dual<T>(p, s, w, y, gy, gz, yb, zb);
+          },
+          [=](auto &z, auto &yb, auto &dw) { sequence_weight_gradient<T>(p, z, yb, dw); }};
+}
+
+template <class T> void run(const Args &a) {
+  const Machine<T> m = machine<T>(a);
+  const double budget = std::stod(a.get("budget", "0.5"));
+  pm_bench::Inputs<T> in(m.states, m.weights, std::stoul(a.get("fan-in", "1")));
+  const std::string io = a.get("io", "");
+  if (!io.empty())
+    for (auto [v, name] : {std::pair{&in.w, "w"}, std::pair{&in.y0, "y0"}, std::pair{&in.z0, "z0"},
+                           std::pair{&in.gy, "gy"}, std::pair{&in.gz, "gz"}})
+      read(io + "/" + name + ".bin", *v);
+  std::vector<T> y(m.states), z(y.size()), yb(y.size()), zb(y.size()), dw(in.w.size());
+  const Timing f = time_calls([&] { m.forward(in.w, in.y0, in.z0, y, z); }, budget);
+  const Timing d = time_calls([&] { m.dual(in.w, y, in.gy, in.gz, yb, zb); }, budget);
+  const Timing g = time_calls([&] { m.gradient(z, yb, dw); }, budget);
+  if (!io.empty())
+    for (auto [v, name] : {std::pair{&y, "y"}, std::pair{&z, "z"}, std::pair{&yb, "ybar"},
+                           std::pair{&zb, "zbar"}, std::pair{&dw, "dw"}})
+      write(io + "/" + name + ".bin", *v);
+  const SigmaError e = sigma_error<T>(Activation::tanh);
+  std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", g)
+            << ", \"flops_per_pass\": " << m.flops << ", \"threads\": " << omp_get_max_threads()
+            << ", \"flags\": \"" << PM_BENCH_FLAGS << "\", \"sigma_error\": [" << double(e.value)
+            << ", " << double(e.derivative) << "]}\n";
+}
+
+// The matrix-product peak of Eigen on this machine: C = A B, all N × N, the
+// columns of C split evenly among the threads (Eigen's own threading is off
+// in the kernels' build).
+template <class T> void gemm(const Args &a) {
+  const Index n = std::stoul(a.get("size", "1024"));
+  using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  const M x = M::Random(n, n), y = M::Random(n, n);
+  M c(n, n);
+  const Timing t = time_calls(
+      [&] {
+#pragma omp parallel
+        {
+          const Index k = omp_get_num_threads(), i = omp_get_thread_num();
+          const Index c0 = n * i / k, c1 = n * (i + 1) / k;
+          c.middleCols(c0, c1 - c0).noalias() = x * y.middleCols(c0, c1 - c0);
+        }
+      },
+      std::stod(a.get("budget", "0.5")));
+  std::cout << "{" << json("gemm", t) << ", \"flops_per_pass\": " << 2 * n * n * n
+            << ", \"threads\": " << omp_get_max_threads() << "}\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    const Args a = parse(argc, argv);
+    omp_set_num_threads(std::stoi(a.get("threads", "1")));
+    const bool single = a.get("dtype", "float32") == "float32";
+    pm::require(single || a.get("dtype", "") == "float64", "pm_bench_machine: --dtype is ",
+                a.get("dtype", ""), ", expected float32 or float64");
+    if (a.command == "gemm")
+      single ? gemm<float>(a) : gemm<double>(a);
+    else
+      single ? run<float>(a) : run<double>(a);
+  } catch (const std::exception &e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}

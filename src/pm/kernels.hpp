@@ -1,0 +1,7 @@
+#pragma once
+// Fast CPU kernels for the structured machines, in float and double. Each is
+// cross-checked against the reference semantics by differential property
+// tests (property_tests/kernels*.cpp, docs/tolerances.md).
+#include "pm/kernels/dense_machine.hpp"
+#include "pm/kernels/dispatch.hpp"
+#include "pm/kernels/sequence_machine.hpp"

@@ -1,0 +1,156 @@
+#pragma once
+// The dense machine's kernels (seeds.md §3). Channels 0..N−1 are cut into
+// consecutive blocks `dims`; W is N × N, stored source-major like the dense
+// layer (W(x, y) at x·N + y is the weight from channel x into channel y), and
+// only the weights from an earlier block into a later one are used (W̃, the
+// cleaned W). States are batches: channel c of sample b at b·N + c.
+//
+//   forward  y = y0 + W̃ᵀ z,  z = z0 + σ(y)           blocks in order
+//   dual     z̄ = z̄0 + W̃ ȳ,  ȳ = ȳ0 + σ'(y) ⊙ z̄      blocks in reverse order
+//   gradient ∂W = clean(Σ_b z ȳᵀ)
+//
+// Read column-major, the buffer of W is the matrix M = Wᵀ (rows = targets),
+// so block i of the forward sweep is one matrix product
+// y_i += M[i, blocks < i] · z_{<i} over exactly the weights that can be
+// non-zero. The batch is cut into pieces of `batch_piece` samples, each swept
+// through all blocks by one thread.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pm/kernels/activation.hpp"
+#include "pm/kernels/partition.hpp"
+
+namespace pm::kernels {
+
+struct DenseMachineShape {
+  std::vector<Index> dims; // channel blocks, in grade order; a block may be empty
+  Index batch = 0;
+  // Samples swept together by one thread. The bits of a result depend on it
+  // (through the blocking of the matrix products), not on the thread count.
+  Index batch_piece = 128;
+
+  Index channels() const {
+    Index n = 0;
+    for (Index d : dims) n += d;
+    return n;
+  }
+  Index state_size() const { return channels() * batch; }
+  Index weight_size() const { return channels() * channels(); }
+  // The weights that can be non-zero, Σ_i dims[i] · (channels of blocks < i):
+  // each pass (forward, dual, gradient) costs 2 · batch · valid_weights()
+  // floating-point operations in its matrix products.
+  Index valid_weights() const {
+    Index v = 0, o = 0;
+    for (Index d : dims) {
+      v += d * o;
+      o += d;
+    }
+    return v;
+  }
+
+  void validate() const {
+    require(batch_piece > 0, "DenseMachineShape: batch_piece is 0, expected > 0");
+  }
+};
+
+namespace detail {
+template <class T>
+void require_buffer(std::span<T> buffer, Index expected, const char *kernel, const char *name) {
+  require(buffer.size() == expected, kernel, ": ", name, " has ", buffer.size(),
+          " entries, expected ", expected);
+}
+} // namespace detail
+
+template <class T>
+void dense_forward(const DenseMachineShape &shape, Activation sigma, std::span<const T> w,
+                   std::span<const T> y0, std::span<const T> z0, std::span<T> y, std::span<T> z) {
+  shape.validate();
+  const Index n = shape.channels();
+  for (auto [buf, name] : {std::pair{y0, "y0"}, std::pair{z0, "z0"}})
+    detail::require_buffer(buf, shape.state_size(), "dense_forward", name);
+  detail::require_buffer(y, shape.state_size(), "dense_forward", "y");
+  detail::require_buffer(z, shape.state_size(), "dense_forward", "z");
+  detail::require_buffer(w, shape.weight_size(), "dense_forward", "W");
+  const ConstMatrixView<T> m(w.data(), n, n, Eigen::OuterStride<>(n));
+  for_each_piece(shape.batch, shape.batch_piece, [&](Index b0, Index b1) {
+    const Index nb = b1 - b0;
+    const Eigen::OuterStride<> stride(n);
+    ConstMatrixView<T> Y0(y0.data() + b0 * n, n, nb, stride), Z0(z0.data() + b0 * n, n, nb, stride);
+    MatrixView<T> Y(y.data() + b0 * n, n, nb, stride), Z(z.data() + b0 * n, n, nb, stride);
+    Index o = 0;
+    for (Index d : shape.dims) {
+      auto yi = Y.middleRows(o, d);
+      yi = Y0.middleRows(o, d);
+      if (o > 0) yi.noalias() += m.block(o, 0, d, o) * Z.topRows(o);
+      add_activation<T>(sigma, {d, nb, n}, Z.data() + o, Z0.data() + o, Y.data() + o);
+      o += d;
+    }
+  });
+}
+
+// The dual (backward) sweep at the pre-activations y of a forward sweep, for
+// the cotangents ȳ0 of y and z̄0 of z; returns ȳ = ∂/∂y0 and z̄ = ∂/∂z0.
+template <class T>
+void dense_dual(const DenseMachineShape &shape, Activation sigma, std::span<const T> w,
+                std::span<const T> y, std::span<const T> ybar0, std::span<const T> zbar0,
+                std::span<T> ybar, std::span<T> zbar) {
+  shape.validate();
+  const Index n = shape.channels();
+  for (auto [buf, name] : {std::pair{y, "y"}, std::pair{ybar0, "ybar0"}, std::pair{zbar0, "zbar0"}})
+    detail::require_buffer(buf, shape.state_size(), "dense_dual", name);
+  detail::require_buffer(ybar, shape.state_size(), "dense_dual", "ybar");
+  detail::require_buffer(zbar, shape.state_size(), "dense_dual", "zbar");
+  detail::require_buffer(w, shape.weight_size(), "dense_dual", "W");
+  const ConstMatrixView<T> m(w.data(), n, n, Eigen::OuterStride<>(n));
+  for_each_piece(shape.batch, shape.batch_piece, [&](Index b0, Index b1) {
+    const Index nb = b1 - b0;
+    const Eigen::OuterStride<> stride(n);
+    ConstMatrixView<T> Y(y.data() + b0 * n, n, nb, stride),
+        YB0(ybar0.data() + b0 * n, n, nb, stride), ZB0(zbar0.data() + b0 * n, n, nb, stride);
+    MatrixView<T> YB(ybar.data() + b0 * n, n, nb, stride), ZB(zbar.data() + b0 * n, n, nb, stride);
+    Index end = n; // one past the current block
+    for (auto it = shape.dims.rbegin(); it != shape.dims.rend(); ++it) {
+      const Index d = *it, o = end - d, later = n - end;
+      auto zi = ZB.middleRows(o, d);
+      zi = ZB0.middleRows(o, d);
+      if (later > 0) zi.noalias() += m.block(end, o, later, d).transpose() * YB.bottomRows(later);
+      add_activation_derivative<T>(sigma, {d, nb, n}, YB.data() + o, YB0.data() + o, Y.data() + o,
+                                   ZB.data() + o);
+      end = o;
+    }
+  });
+}
+
+// ∂W = clean(Σ_b z ȳᵀ) in the layout of W: the entries that cleaning
+// zeroes are written as 0. In M-layout, rows of block i get ȳ_i z_{<i}ᵀ;
+// the rows are cut into pieces, so no sum crosses threads.
+template <class T>
+void dense_weight_gradient(const DenseMachineShape &shape, std::span<const T> z,
+                           std::span<const T> ybar, std::span<T> dw) {
+  shape.validate();
+  const Index n = shape.channels(), nb = shape.batch;
+  detail::require_buffer(z, shape.state_size(), "dense_weight_gradient", "z");
+  detail::require_buffer(ybar, shape.state_size(), "dense_weight_gradient", "ybar");
+  detail::require_buffer(dw, shape.weight_size(), "dense_weight_gradient", "dW");
+  const Eigen::OuterStride<> stride(n);
+  const ConstMatrixView<T> Z(z.data(), n, nb, stride), YB(ybar.data(), n, nb, stride);
+  MatrixView<T> dM(dw.data(), n, n, stride);
+  // Pieces of 64 rows [r0, r1) of dM, which may span several blocks: row r
+  // gets the sources of the blocks before its own.
+  for_each_piece(n, 64, [&](Index r0, Index r1) {
+    Index o = 0;
+    for (Index d : shape.dims) {
+      const Index lo = std::max(r0, o), hi = std::min(r1, o + d);
+      if (lo < hi) {
+        auto rows = dM.middleRows(lo, hi - lo);
+        rows.rightCols(n - o).setZero();
+        if (o > 0)
+          rows.leftCols(o).noalias() = YB.middleRows(lo, hi - lo) * Z.topRows(o).transpose();
+      }
+      o += d;
+    }
+  });
+}
+
+} // namespace pm::kernels

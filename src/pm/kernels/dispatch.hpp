@@ -1,0 +1,95 @@
+#pragma once
+// The one dispatch point from the structured description of a seed machine
+// (src/pm/layers/seed_machines.hpp) to a kernel: DenseMachine, the 1-D
+// ConvMachine and RecurMachine with σ ∈ {identity, tanh, sigmoid} run the
+// fast kernels; every other machine runs the generic graded span solver of
+// src/pm/machine/ (an edge list in a fixed order, so deterministic too).
+#include <optional>
+
+#include "pm/kernels/dense_machine.hpp"
+#include "pm/kernels/sequence_machine.hpp"
+#include "pm/layers/seed_machine.hpp"
+
+namespace pm::kernels {
+
+enum class Path { dense, sequence, generic };
+
+template <class T> std::optional<Activation> activation_of(const Sigma<T> &s) {
+  switch (s.kind()) {
+  case Sigma<T>::Kind::identity:
+    return Activation::identity;
+  case Sigma<T>::Kind::tanh:
+    return Activation::tanh;
+  case Sigma<T>::Kind::sigmoid:
+    return Activation::sigmoid;
+  default:
+    return std::nullopt;
+  }
+}
+
+// Exact scalars (e.g. pm::Rational) always take the generic path.
+template <class T> Path path(const SeedMachine<T> &m) {
+  if (!std::is_floating_point_v<T> || !activation_of(m.machine().sigma())) return Path::generic;
+  const SeedDescription &d = m.description();
+  if (d.kind == "DenseMachine") return Path::dense;
+  if ((d.kind == "ConvMachine" && d.positions.size() == 1) || d.kind == "RecurMachine")
+    return Path::sequence;
+  return Path::generic;
+}
+
+namespace detail {
+template <class T> SequencePlan sequence_plan(const SeedDescription &d, Index batch) {
+  if (d.kind == "ConvMachine")
+    return plan(ConvMachineShape{d.dims, d.positions[0], batch, d.pad[0], d.pad[1]});
+  return plan(RecurMachineShape{d.dims, d.positions[0], batch, d.pad[0], d.timeblock});
+}
+} // namespace detail
+
+// Solves y = y₀ + L_W̃ z, z = z₀ + σ(y), like SeedMachine::forward.
+template <class T>
+MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Batch<T> &y0,
+                        const Batch<T> &z0) {
+  const Path p = path(m);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (p != Path::generic) {
+      const Batch<T> a = m.expand_channels(y0, "y0"), b = m.expand_channels(z0, "z0");
+      require(a.cols == b.cols, "forward: z0 has ", b.cols, " columns, expected ", a.cols);
+      MachineState<T> x{Batch<T>(a.rows, a.cols), Batch<T>(a.rows, a.cols)};
+      const Activation sigma = *activation_of(m.machine().sigma());
+      if (p == Path::dense)
+        dense_forward<T>({m.dims(), a.cols}, sigma, w, a.data, b.data, x.y.data, x.z.data);
+      else
+        sequence_forward<T>(detail::sequence_plan<T>(m.description(), a.cols), sigma, w, a.data,
+                            b.data, x.y.data, x.z.data);
+      return x;
+    }
+  }
+  return m.forward(w, y0, z0);
+}
+
+// Cotangents of y₀, z₀ and W, like SeedMachine::backward.
+template <class T>
+Gradients<T> backward(const SeedMachine<T> &m, const Function<T> &w, const MachineState<T> &x,
+                      const Batch<T> &gy, const Batch<T> &gz) {
+  const Path p = path(m);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (p != Path::generic) {
+      const Index rows = x.y.rows, cols = x.y.cols;
+      Gradients<T> g{Batch<T>(rows, cols), Batch<T>(rows, cols), Function<T>(w.size()), Batch<T>()};
+      const Activation sigma = *activation_of(m.machine().sigma());
+      if (p == Path::dense) {
+        const DenseMachineShape s{m.dims(), cols};
+        dense_dual<T>(s, sigma, w, x.y.data, gy.data, gz.data, g.y0.data, g.z0.data);
+        dense_weight_gradient<T>(s, x.z.data, g.y0.data, g.w);
+      } else {
+        const SequencePlan s = detail::sequence_plan<T>(m.description(), cols);
+        sequence_dual<T>(s, sigma, w, x.y.data, gy.data, gz.data, g.y0.data, g.z0.data);
+        sequence_weight_gradient<T>(s, x.z.data, g.y0.data, g.w);
+      }
+      return g;
+    }
+  }
+  return m.backward(w, x, gy, gz);
+}
+
+} // namespace pm::kernels

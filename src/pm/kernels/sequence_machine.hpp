@@ -1,0 +1,293 @@
+#pragma once
+// The kernels of the machines on sequences: the 1-D convolution machine and
+// the recurrent machine (seeds.md §3, src/pm/layers/conv_machine.hpp and
+// recur_machine.hpp). The index set is (position t, channel c), flat t·N + c,
+// so a sample is an N × L column-major matrix; W has shape (tap k, input,
+// output), flat (k·N + ci)·N + co, so tap k read column-major is the matrix
+// M_k = W(k, ·, ·)ᵀ (rows = outputs). Tap k reads the input at t + shift(k):
+//   convolution, padding (lo, hi): taps k = 0..lo+hi, shift k − lo;
+//   recurrent, lags 0..max_lag:     taps k = lag,      shift −lag.
+// The grading is (time block, channel block), lexicographic; the convolution
+// machine has a single time block. Cleaning keeps a tap's weights from every
+// channel when the tap always crosses time blocks (lag ≥ timeblock) and only
+// those from an earlier channel block otherwise.
+//
+// A piece of samples is copied into time-major working buffers (column
+// t·nb + b), where a shift by s positions is a shift by s·nb columns and the
+// positions that read into the padding are a contiguous column range: each
+// (level, tap) is then one matrix product over exactly the weights that can
+// be non-zero and the positions that exist.
+#include <span>
+#include <vector>
+
+#include "pm/kernels/activation.hpp"
+#include "pm/kernels/dense_machine.hpp"
+#include "pm/kernels/partition.hpp"
+
+namespace pm::kernels {
+
+// batch_piece: samples swept together by one thread; 0 chooses it from the
+// problem (automatic_piece). The bits of a result depend on it, not on the
+// thread count.
+struct ConvMachineShape {
+  std::vector<Index> dims;
+  Index length = 1;
+  Index batch = 0;
+  Index pad_lo = 0, pad_hi = 0;
+  Index batch_piece = 0;
+};
+
+struct RecurMachineShape {
+  std::vector<Index> dims;
+  Index length = 1;
+  Index batch = 0;
+  Index max_lag = 0;
+  Index timeblock = 1;
+  Index batch_piece = 0;
+};
+
+// Enough samples that a product over one time block has about 512 columns
+// (positions × samples), the width at which Eigen's products run near their
+// best here; but at least two pieces when each still covers 128 columns of
+// the whole sequence, so that two threads have work (smaller problems are
+// not worth splitting). A function of the problem only.
+inline Index automatic_piece(Index timeblock, Index length, Index batch) {
+  const Index fill = (512 + timeblock - 1) / timeblock, half = std::max<Index>(1, (batch + 1) / 2);
+  return std::max<Index>(1, std::min(fill, length * half >= 128 ? half : batch));
+}
+
+// The common plan of both machines.
+struct SequencePlan {
+  struct Tap {
+    long shift;
+    bool all_channels; // the tap always crosses time blocks: no channel cleaning
+  };
+  std::vector<Index> dims;
+  Index n = 0, length = 0, batch = 0, timeblock = 0, batch_piece = 1;
+  std::vector<Tap> taps;
+
+  Index state_size() const { return n * length * batch; }
+  Index weight_size() const { return taps.size() * n * n; }
+  // Output positions t with 0 ≤ t + shift < length, intersected with [t0, t1).
+  static std::pair<Index, Index> positions(long shift, Index length, Index t0, Index t1) {
+    const long lo = std::max<long>(long(t0), -shift),
+               hi = std::min<long>(long(t1), long(length) - shift);
+    return lo < hi ? std::pair{Index(lo), Index(hi)} : std::pair{t0, t0};
+  }
+  // Multiply-adds of one pass: every (tap, valid weight, position, sample).
+  Index valid_terms() const {
+    Index v = 0;
+    for (const Tap &tap : taps) {
+      const auto [a, b] = positions(tap.shift, length, 0, length);
+      Index weights = 0, o = 0;
+      for (Index d : dims) {
+        weights += d * (tap.all_channels ? n : o);
+        o += d;
+      }
+      v += weights * (b - a) * batch;
+    }
+    return v;
+  }
+};
+
+inline SequencePlan plan(const ConvMachineShape &s) {
+  require(s.length >= 1, "ConvMachineShape: length is 0, expected >= 1");
+  SequencePlan p;
+  p.dims = s.dims;
+  p.n = DenseMachineShape{s.dims, 0}.channels();
+  p.length = s.length;
+  p.batch = s.batch;
+  p.timeblock = s.length; // space is not graded: one time block
+  p.batch_piece = s.batch_piece ? s.batch_piece : automatic_piece(s.length, s.length, s.batch);
+  for (Index k = 0; k <= s.pad_lo + s.pad_hi; ++k)
+    p.taps.push_back({long(k) - long(s.pad_lo), false});
+  return p;
+}
+
+inline SequencePlan plan(const RecurMachineShape &s) {
+  require(s.length >= 1, "RecurMachineShape: length is 0, expected >= 1");
+  require(s.timeblock >= 1, "RecurMachineShape: timeblock is 0, expected >= 1");
+  SequencePlan p;
+  p.dims = s.dims;
+  p.n = DenseMachineShape{s.dims, 0}.channels();
+  p.length = s.length;
+  p.batch = s.batch;
+  p.timeblock = s.timeblock;
+  p.batch_piece = s.batch_piece
+                      ? s.batch_piece
+                      : automatic_piece(std::min(s.timeblock, s.length), s.length, s.batch);
+  for (Index lag = 0; lag <= s.max_lag; ++lag) p.taps.push_back({-long(lag), lag >= s.timeblock});
+  return p;
+}
+
+namespace detail {
+
+// Sample-major (b, t) ↔ time-major (t, b) copies of N-vectors, for samples
+// [b0, b0 + nb) of a batch with L positions (or only sample b0 + only).
+template <class T>
+void to_time_major(const T *batch, T *work, Index n, Index length, Index b0, Index nb,
+                   Index only = Index(-1)) {
+  for (Index b = 0; b < nb; ++b)
+    if (only == Index(-1) || b == only)
+      for (Index t = 0; t < length; ++t)
+        std::copy_n(batch + ((b0 + b) * length + t) * n, n, work + (t * nb + b) * n);
+}
+template <class T>
+void from_time_major(const T *work, T *batch, Index n, Index length, Index b0, Index nb) {
+  for (Index b = 0; b < nb; ++b)
+    for (Index t = 0; t < length; ++t)
+      std::copy_n(work + (t * nb + b) * n, n, batch + ((b0 + b) * length + t) * n);
+}
+
+// Working buffers of the calling thread, kept from call to call so that a
+// kernel does not allocate (and fault in fresh pages) every time; slot k is
+// the k-th buffer of a kernel. Their contents are undefined on entry.
+template <class T> T *scratch(Index slot, Index size) {
+  thread_local std::vector<T> buffers[4];
+  if (buffers[slot].size() < size) buffers[slot].resize(size);
+  return buffers[slot].data();
+}
+
+inline void require_sizes(const SequencePlan &p, const char *kernel,
+                          std::initializer_list<std::pair<Index, const char *>> states, Index w) {
+  for (auto [size, name] : states)
+    require(size == p.state_size(), kernel, ": ", name, " has ", size, " entries, expected ",
+            p.state_size());
+  require(w == p.weight_size(), kernel, ": W has ", w, " entries, expected ", p.weight_size());
+}
+
+} // namespace detail
+
+template <class T>
+void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T> w,
+                      std::span<const T> y0, std::span<const T> z0, std::span<T> y,
+                      std::span<T> z) {
+  detail::require_sizes(p, "sequence_forward",
+                        {{y0.size(), "y0"}, {z0.size(), "z0"}, {y.size(), "y"}, {z.size(), "z"}},
+                        w.size());
+  const Index n = p.n, L = p.length;
+  for_each_piece(p.batch, p.batch_piece, [&](Index b0, Index b1) {
+    const Index nb = b1 - b0;
+    const Index size = n * L * nb;
+    T *yw = detail::scratch<T>(0, size), *zw = detail::scratch<T>(1, size),
+      *z0w = detail::scratch<T>(2, size);
+    detail::to_time_major(y0.data(), yw, n, L, b0, nb);
+    detail::to_time_major(z0.data(), z0w, n, L, b0, nb);
+    const Eigen::OuterStride<> stride(n);
+    MatrixView<T> Y(yw, n, L * nb, stride), Z(zw, n, L * nb, stride);
+    for (Index t0 = 0; t0 < L; t0 += p.timeblock) {
+      const Index t1 = std::min(L, t0 + p.timeblock);
+      Index o = 0;
+      for (Index d : p.dims) {
+        for (Index k = 0; k < p.taps.size(); ++k) {
+          const auto [a, b] = SequencePlan::positions(p.taps[k].shift, L, t0, t1);
+          const Index cols = p.taps[k].all_channels ? n : o;
+          if (a == b || cols == 0 || d == 0) continue;
+          const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
+          Y.block(o, a * nb, d, (b - a) * nb).noalias() +=
+              m.block(o, 0, d, cols) *
+              Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb);
+        }
+        const Index at = t0 * nb * n + o;
+        add_activation<T>(sigma, {d, (t1 - t0) * nb, n}, zw + at, z0w + at, yw + at);
+        o += d;
+      }
+    }
+    detail::from_time_major(yw, y.data(), n, L, b0, nb);
+    detail::from_time_major(zw, z.data(), n, L, b0, nb);
+  });
+}
+
+// The dual sweep: z̄ = g_z + L_W̃ᵀ ȳ, ȳ = g_y + σ'(y) ⊙ z̄, over the levels in
+// reverse; tap k sends ȳ at t back to z̄ at t + shift(k).
+template <class T>
+void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w,
+                   std::span<const T> y, std::span<const T> ybar0, std::span<const T> zbar0,
+                   std::span<T> ybar, std::span<T> zbar) {
+  detail::require_sizes(p, "sequence_dual",
+                        {{y.size(), "y"},
+                         {ybar0.size(), "ybar0"},
+                         {zbar0.size(), "zbar0"},
+                         {ybar.size(), "ybar"},
+                         {zbar.size(), "zbar"}},
+                        w.size());
+  const Index n = p.n, L = p.length;
+  for_each_piece(p.batch, p.batch_piece, [&](Index b0, Index b1) {
+    const Index nb = b1 - b0, size = n * L * nb;
+    T *yw = detail::scratch<T>(0, size), *ybw = detail::scratch<T>(1, size),
+      *zbw = detail::scratch<T>(2, size), *gyw = detail::scratch<T>(3, size);
+    detail::to_time_major(y.data(), yw, n, L, b0, nb);
+    detail::to_time_major(ybar0.data(), gyw, n, L, b0, nb);
+    detail::to_time_major(zbar0.data(), zbw, n, L, b0, nb);
+    const Eigen::OuterStride<> stride(n);
+    MatrixView<T> YB(ybw, n, L * nb, stride), ZB(zbw, n, L * nb, stride);
+    const Index blocks = (L + p.timeblock - 1) / p.timeblock;
+    for (Index tb = blocks; tb-- > 0;) {
+      const Index t0 = tb * p.timeblock, t1 = std::min(L, t0 + p.timeblock);
+      Index end = n;
+      for (auto it = p.dims.rbegin(); it != p.dims.rend(); ++it) {
+        const Index d = *it, o = end - d;
+        for (Index k = 0; k < p.taps.size(); ++k) {
+          // z̄ at t' ∈ [t0, t1) gets ȳ at t' − shift, for t' − shift in range.
+          const long back = -p.taps[k].shift;
+          const auto [a, b] = SequencePlan::positions(back, L, t0, t1);
+          const Index first = p.taps[k].all_channels ? 0 : end;
+          if (a == b || first == n || d == 0) continue;
+          const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
+          ZB.block(o, a * nb, d, (b - a) * nb).noalias() +=
+              m.block(first, o, n - first, d).transpose() *
+              YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb);
+        }
+        const Index at = t0 * nb * n + o;
+        add_activation_derivative<T>(sigma, {d, (t1 - t0) * nb, n}, ybw + at, gyw + at, yw + at,
+                                     zbw + at);
+        end = o;
+      }
+    }
+    detail::from_time_major(ybw, ybar.data(), n, L, b0, nb);
+    detail::from_time_major(zbw, zbar.data(), n, L, b0, nb);
+  });
+}
+
+// ∂W(k, ci, co) = Σ_{b,t} z(t + shift(k), ci) ȳ(t, co) for the weights that
+// cleaning keeps, 0 for the others. The whole batch is copied time-major, and
+// the output rows (co) are cut into pieces: no sum crosses threads.
+template <class T>
+void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::span<const T> ybar,
+                              std::span<T> dw) {
+  detail::require_sizes(p, "sequence_weight_gradient", {{z.size(), "z"}, {ybar.size(), "ybar"}},
+                        dw.size());
+  const Index n = p.n, L = p.length, nb = p.batch;
+  T *zw = detail::scratch<T>(0, p.state_size()), *ybw = detail::scratch<T>(1, p.state_size());
+  for_each_piece(nb, 1, [&](Index b0, Index) {
+    detail::to_time_major(z.data(), zw, n, L, 0, nb, b0);
+    detail::to_time_major(ybar.data(), ybw, n, L, 0, nb, b0);
+  });
+  const Eigen::OuterStride<> stride(n);
+  const ConstMatrixView<T> Z(zw, n, L * nb, stride), YB(ybw, n, L * nb, stride);
+  // Tasks: (tap, piece of output rows).
+  const Index rows = 64, per_tap = pieces(n, rows);
+  for_each_piece(p.taps.size() * per_tap, 1, [&](Index task, Index) {
+    const Index k = task / per_tap, r0 = task % per_tap * rows, r1 = std::min(n, r0 + rows);
+    MatrixView<T> dm(dw.data() + k * n * n, n, n, stride);
+    const auto [a, b] = SequencePlan::positions(p.taps[k].shift, L, 0, L);
+    const Index src = Index(long(a) + p.taps[k].shift);
+    Index o = 0;
+    for (Index d : p.dims) {
+      const Index lo = std::max(r0, o), hi = std::min(r1, o + d);
+      const Index cols = p.taps[k].all_channels ? n : o;
+      if (lo < hi) {
+        auto part = dm.middleRows(lo, hi - lo);
+        part.rightCols(n - cols).setZero();
+        if (cols > 0 && a < b)
+          part.leftCols(cols).noalias() = YB.block(lo, a * nb, hi - lo, (b - a) * nb) *
+                                          Z.block(0, src * nb, cols, (b - a) * nb).transpose();
+        else
+          part.leftCols(cols).setZero();
+      }
+      o += d;
+    }
+  });
+}
+
+} // namespace pm::kernels
