@@ -19,11 +19,16 @@
 
 #include "pm/layers/dense.hpp"
 #include "pm/layers/seed_machines.hpp"
+#include "support/kernel_check.hpp"
 #include "support/law.hpp"
 
 using namespace pm;
 using kernels::Activation;
 using LD = long double;
+using pm_test::compare;
+using pm_test::draw;
+using pm_test::require_informative;
+using pm_test::type_name;
 
 namespace {
 
@@ -64,6 +69,12 @@ struct ConvCase {
   Index length = 1, lo = 0, hi = 0;
   Common c;
 };
+struct Conv2Case {
+  std::vector<Index> dims;
+  Index rows = 1, cols = 1;
+  Index pad[4] = {0, 0, 0, 0};
+  Common c;
+};
 struct RecurCase {
   std::vector<Index> dims;
   Index length = 1, max_lag = 0, timeblock = 1;
@@ -87,15 +98,6 @@ rc::Gen<std::vector<Index>> blocks(Index max_blocks, Index min_size, Index max_s
        {6, rc::gen::inRange<Index>(std::max<Index>(min_size, 2), max_size + 1)}});
   return rc::gen::resize(max_blocks,
                          rc::gen::nonEmpty(rc::gen::container<std::vector<Index>>(block)));
-}
-
-// Data from the case's seed, portable across standard libraries: k/997 for
-// k ∈ [−997, 997], scaled; rounded to T once, and the reference reads
-// exactly these values.
-template <class T> std::vector<T> draw(std::mt19937 &g, Index n, T scale) {
-  std::vector<T> v(n);
-  for (T &x : v) x = T(int(g() % 1995) - 997) / T(997) * scale;
-  return v;
 }
 
 template <class T> Batch<LD> batch_of(const std::vector<T> &v, Index rows, Index cols) {
@@ -186,31 +188,6 @@ Terms terms(const GradedSpanMachine<LD> &m) {
       ++t.per_parameter[a.pi(e)];
     }
   return t;
-}
-
-// Compares kernel outputs with reference outputs within the bound; fails with
-// the case's one-line reproduction naming the worst entry. Returns the number
-// of outputs above their tolerance (the ones that test something).
-template <class T>
-Index compare(const std::string &repro, const char *what, const std::vector<T> &kernel,
-              const std::vector<LD> &reference, const std::vector<LD> &bound) {
-  Index informative = 0;
-  for (Index k = 0; k < kernel.size(); ++k) {
-    if (!(std::fabs(LD(kernel[k]) - reference[k]) <= bound[k])) {
-      std::ostringstream os;
-      os << repro << ": " << what << "[" << k << "] kernel=" << kernel[k]
-         << " reference=" << reference[k] << " bound=" << bound[k];
-      RC_FAIL(os.str());
-    }
-    if (std::fabs(reference[k]) > bound[k]) ++informative;
-  }
-  return informative;
-}
-
-void require_informative(Index informative, Index outputs, const std::string &repro) {
-  RC_PRE(outputs > 0);
-  // A check passes only when most outputs are larger than their tolerance.
-  if (2 * informative < outputs) RC_DISCARD("too weak (outputs mostly zero): " + repro);
 }
 
 // Forward: (y, z) from (W, y0, z0) against the level solver. Bound:
@@ -311,9 +288,6 @@ template <class T> void check_backward(const Problem<T> &p, bool gradient) {
   require_informative(compare(p.repro, "dW", dv, rv, bv), dv.size(), p.repro);
 }
 
-const char *type_name(float) { return "float"; }
-const char *type_name(double) { return "double"; }
-
 // ---- Dense -------------------------------------------------------------
 
 enum class Mutant {
@@ -402,6 +376,26 @@ template <class T> Problem<T> conv_problem(const ConvCase &cc, Mutant mutant = M
                     plan.n * plan.taps.size());
 }
 
+template <class T> Problem<T> conv2_problem(const Conv2Case &cc, Mutant mutant = Mutant::none) {
+  const kernels::Conv2MachineShape shape{
+      cc.dims,   cc.rows, cc.cols, cc.c.batch, {cc.pad[0], cc.pad[1], cc.pad[2], cc.pad[3]},
+      cc.c.piece};
+  kernels::SequencePlan plan = kernels::plan(shape);
+  if (mutant == Mutant::flipped) // the kernel read backwards along the rows only
+    for (auto &tap : plan.taps) {
+      tap.shift -= 2 * tap.col;
+      tap.col = -tap.col;
+    }
+  const ConvMachine<LD> m(cc.dims, reference_sigma(cc.c.sigma),
+                          {cc.pad[0], cc.pad[1], cc.pad[2], cc.pad[3]}, {cc.rows, cc.cols});
+  std::ostringstream os;
+  os << "conv2d<" << type_name(T()) << "> grid=" << cc.rows << "x" << cc.cols << " pad=("
+     << cc.pad[0] << "," << cc.pad[1] << "," << cc.pad[2] << "," << cc.pad[3] << ") "
+     << describe(cc.dims, cc.c);
+  return problem<T>(os.str(), m.machine(), cc.c, sequence_kernel<T>(plan, cc.c.sigma),
+                    plan.n * plan.taps.size());
+}
+
 template <class T> Problem<T> recur_problem(const RecurCase &rc, Mutant mutant = Mutant::none) {
   const Index tb = rc.timeblock + (mutant == Mutant::timeblock ? 1 : 0);
   const kernels::RecurMachineShape shape{rc.dims,    rc.length, rc.c.batch,
@@ -433,6 +427,20 @@ template <> struct Arbitrary<ConvCase> {
                                 gen::set(&ConvCase::lo, gen::inRange<Index>(0, 4)),
                                 gen::set(&ConvCase::hi, gen::inRange<Index>(0, 4)),
                                 gen::set(&ConvCase::c, commons()));
+  }
+};
+// Grids from 1 × 1 (smaller than the padding) up; padding on every side.
+template <> struct Arbitrary<Conv2Case> {
+  static Gen<Conv2Case> arbitrary() {
+    return gen::exec([] {
+      Conv2Case c;
+      c.dims = *blocks(3, 1, 4);
+      c.rows = *gen::inRange<Index>(1, 6);
+      c.cols = *gen::inRange<Index>(1, 6);
+      for (Index &p : c.pad) p = *gen::inRange<Index>(0, 3);
+      c.c = *commons();
+      return c;
+    });
   }
 };
 // Lengths not divisible by the time block, lags beyond the time block and
@@ -487,16 +495,19 @@ TEST_CASE("KERNEL-DENSE-GRADIENT mutant: the gradient cleaned for single-channel
   }));
 }
 
+// The six properties of a machine's kernels: forward sweep, dual sweep and
+// weight gradient, in float and double; make(T(), case) builds the problem.
+template <class Case, class Make> void check_machine(Make make) {
+  rc::prop("forward float", [make](const Case &c) { check_forward(make(float(), c)); });
+  rc::prop("forward double", [make](const Case &c) { check_forward(make(double(), c)); });
+  rc::prop("dual float", [make](const Case &c) { check_backward(make(float(), c), false); });
+  rc::prop("dual double", [make](const Case &c) { check_backward(make(double(), c), false); });
+  rc::prop("gradient float", [make](const Case &c) { check_backward(make(float(), c), true); });
+  rc::prop("gradient double", [make](const Case &c) { check_backward(make(double(), c), true); });
+}
+
 TEST_CASE("KERNEL-CONV: the 1-D convolution machine kernels agree with the reference") {
-  rc::prop("forward float", [](const ConvCase &c) { check_forward(conv_problem<float>(c)); });
-  rc::prop("forward double", [](const ConvCase &c) { check_forward(conv_problem<double>(c)); });
-  rc::prop("dual float", [](const ConvCase &c) { check_backward(conv_problem<float>(c), false); });
-  rc::prop("dual double",
-           [](const ConvCase &c) { check_backward(conv_problem<double>(c), false); });
-  rc::prop("gradient float",
-           [](const ConvCase &c) { check_backward(conv_problem<float>(c), true); });
-  rc::prop("gradient double",
-           [](const ConvCase &c) { check_backward(conv_problem<double>(c), true); });
+  check_machine<ConvCase>([](auto t, const ConvCase &c) { return conv_problem<decltype(t)>(c); });
 }
 
 TEST_CASE("KERNEL-CONV mutant: the kernel read backwards") {
@@ -508,17 +519,24 @@ TEST_CASE("KERNEL-CONV mutant: the kernel read backwards") {
       [](const ConvCase &c) { check_backward(conv_problem<double>(c, Mutant::flipped), true); }));
 }
 
+TEST_CASE("KERNEL-CONV2D: the 2-D convolution machine kernels agree with the reference") {
+  check_machine<Conv2Case>(
+      [](auto t, const Conv2Case &c) { return conv2_problem<decltype(t)>(c); });
+}
+
+TEST_CASE("KERNEL-CONV2D mutant: the kernel read backwards along the rows") {
+  CHECK(pm_test::rejects(
+      [](const Conv2Case &c) { check_forward(conv2_problem<double>(c, Mutant::flipped)); }));
+  CHECK(pm_test::rejects([](const Conv2Case &c) {
+    check_backward(conv2_problem<double>(c, Mutant::flipped), false);
+  }));
+  CHECK(pm_test::rejects(
+      [](const Conv2Case &c) { check_backward(conv2_problem<double>(c, Mutant::flipped), true); }));
+}
+
 TEST_CASE("KERNEL-RECUR: the recurrent machine kernels agree with the reference") {
-  rc::prop("forward float", [](const RecurCase &c) { check_forward(recur_problem<float>(c)); });
-  rc::prop("forward double", [](const RecurCase &c) { check_forward(recur_problem<double>(c)); });
-  rc::prop("dual float",
-           [](const RecurCase &c) { check_backward(recur_problem<float>(c), false); });
-  rc::prop("dual double",
-           [](const RecurCase &c) { check_backward(recur_problem<double>(c), false); });
-  rc::prop("gradient float",
-           [](const RecurCase &c) { check_backward(recur_problem<float>(c), true); });
-  rc::prop("gradient double",
-           [](const RecurCase &c) { check_backward(recur_problem<double>(c), true); });
+  check_machine<RecurCase>(
+      [](auto t, const RecurCase &c) { return recur_problem<decltype(t)>(c); });
 }
 
 TEST_CASE("KERNEL-RECUR mutant: the time block off by one") {

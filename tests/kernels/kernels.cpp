@@ -3,6 +3,7 @@
 // different alignments. Agreement with the reference is checked by the
 // differential laws in property_tests/kernels.cpp.
 #include "pm/kernels.hpp"
+#include "pm/layers/graph_conv.hpp"
 #include "pm/layers/seed_machines.hpp"
 
 #include <catch2/catch.hpp>
@@ -127,10 +128,53 @@ std::vector<float> gradient_by_thread_shares(int threads, const DenseMachineShap
   return dw;
 }
 
+// The span kernel's three passes on one span, batch `batch`.
+template <class T>
+std::vector<std::vector<T>> span_outputs(const ParametricSpan<T> &a, Index batch) {
+  const SpanPlan<T> p = span_plan(a);
+  const std::vector<T> w = random_values<T>(a.parameters(), 1),
+                       phi = random_values<T>(a.source() * batch, 2),
+                       g = random_values<T>(a.target() * batch, 3);
+  std::vector<T> y(a.target() * batch), x(a.source() * batch), dw(a.parameters());
+  span_forward<T>(p, w, phi, batch, y);
+  span_transpose<T>(p, w, g, batch, x);
+  span_parameter_gradient<T>(p, phi, g, batch, dw);
+  return {y, x, dw};
+}
+
+template <class T> void check_span_threads(const ParametricSpan<T> &a, Index batch) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<std::vector<T>> one = span_outputs(a, batch);
+  for (int threads : {2, 4}) {
+    omp_set_num_threads(threads);
+    const std::vector<std::vector<T>> other = span_outputs(a, batch);
+    for (Index k = 0; k < one.size(); ++k)
+      CHECK(std::memcmp(one[k].data(), other[k].data(), one[k].size() * sizeof(T)) == 0);
+  }
+  omp_set_num_threads(before);
+}
+
+// A graph on 150 nodes with repeated edges and self loops; 12 → 8 channels
+// (96 parameters), batch 50.
+GraphConvSpec graph_spec() {
+  GraphConvSpec c;
+  c.nodes = 150;
+  std::mt19937 g(11);
+  for (Index e = 0; e < 600; ++e) c.edges.emplace_back(g() % 150, g() % 150);
+  c.in_channels = 12;
+  c.out_channels = 8;
+  c.self_loops = true;
+  c.norm = GraphNorm::mean;
+  return c;
+}
+
 const DenseMachineShape wide{{3, 0, 17, 1, 40, 8}, 203, 16}; // 13 pieces, the last one short
 // 7 pieces of samples (the last one short), a length not divisible by the
 // time block, taps beyond the time block.
 const ConvMachineShape conv_shape{{3, 1, 9}, 29, 13, 3, 2, 2};
+// A 2-D grid of 7 × 5 positions, padding larger than the grid on one side.
+const Conv2MachineShape conv2_shape{{3, 1, 6}, 7, 5, 13, {1, 2, 6, 0}, 2};
 const RecurMachineShape recur_shape{{3, 1, 9}, 29, 13, 6, 5, 2};
 
 } // namespace
@@ -190,11 +234,18 @@ TEST_CASE("KERNEL-THREADS: the kernels give the same bits for 1, 2 and 4 threads
   check_threads(sequence_calls<float>(plan(conv_shape), Activation::tanh));
   check_threads(sequence_calls<double>(plan(conv_shape), Activation::sigmoid));
   check_threads(sequence_calls<float>(plan(recur_shape), Activation::sigmoid));
+  check_threads(sequence_calls<float>(plan(conv2_shape), Activation::tanh));
+  check_threads(sequence_calls<double>(plan(conv2_shape), Activation::sigmoid));
   check_threads(sequence_calls<double>(plan(recur_shape), Activation::tanh));
   RecurMachineShape automatic = recur_shape; // batch_piece 0: 7 samples a piece
   automatic.batch_piece = 0;
   CHECK(plan(automatic).batch_piece == 7);
   check_threads(sequence_calls<float>(plan(automatic), Activation::tanh));
+}
+
+TEST_CASE("KERNEL-THREADS: the span kernel gives the same bits for 1, 2 and 4 threads") {
+  check_span_threads(graph_conv<float>(graph_spec()), 50);
+  check_span_threads(graph_conv<double>(graph_spec()), 50);
 }
 
 TEST_CASE("KERNEL-THREADS: the kernels give the same bits at any buffer alignment") {
@@ -226,11 +277,13 @@ TEST_CASE("dispatch: structured machines run their kernel, the others the generi
   const DenseMachine<double> dense({2, 3, 1}, Sigma<double>::tanh());
   const ConvMachine<float> conv1({2, 1}, Sigma<float>::sigmoid(), {1, 2}, {7});
   const ConvMachine<float> conv2({2, 1}, Sigma<float>::tanh(), {1, 0, 0, 1}, {3, 4});
+  const ConvMachine<float> conv3({2, 1}, Sigma<float>::tanh(), {1, 0, 0, 1, 0, 0}, {3, 4, 2});
   const RecurMachine<double> recur({1, 2}, Sigma<double>::identity(), 3, 2, 9);
   const DenseMachine<double> relu({2, 3}, Sigma<double>::relu());
   CHECK(path(dense) == Path::dense);
   CHECK(path(conv1) == Path::sequence);
-  CHECK(path(conv2) == Path::generic);
+  CHECK(path(conv2) == Path::sequence);
+  CHECK(path(conv3) == Path::generic);
   CHECK(path(recur) == Path::sequence);
   CHECK(path(relu) == Path::generic);
 
@@ -268,4 +321,27 @@ TEST_CASE("dispatch: exact scalars take the generic solver") {
   y0.data = {1, 0};
   CHECK(kernels::forward(dense, w, y0, Batch<Rational>(2, 1)).z.data ==
         std::vector<Rational>{1, 2});
+}
+
+TEST_CASE("dispatch: the layer of a span runs the span kernel, or pm::act for exact scalars") {
+  GraphConvSpec c{4, {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {0, 2}}, 2, 3, true, GraphNorm::sum};
+  const ParametricSpan<double> a = graph_conv<double>(c);
+  const Function<double> w = random_values<double>(6, 12);
+  Batch<double> phi(8, 3);
+  phi.data = random_values<double>(24, 13);
+  std::vector<double> y(12 * 3);
+  span_forward<double>(span_plan(a), w, phi.data, 3, y);
+  CHECK(kernels::act(a, w, phi).data == y);
+  CHECK_THROWS_WITH(kernels::act(a, w, Batch<double>(7, 3)),
+                    "act: batch has 7 rows, expected the span source size 8");
+  CHECK_THROWS_WITH(span_forward<double>(span_plan(a), w, phi.data, 2, y),
+                    "span_forward: phi has 24 entries, expected 8 × 2");
+
+  // Exact: edges 0 → 0 and 1 → 0 with μ = (1, 2), parameters (3, 5).
+  const ParametricSpan<Rational> r{
+      Span<Rational>{FinMap(2, {0, 1}), FinMap(1, {0, 0}), Measure<Rational>{1, 2}},
+      FinMap(2, {0, 1})};
+  Batch<Rational> pr(2, 1);
+  pr.data = {7, 11};
+  CHECK(kernels::act(r, Function<Rational>{3, 5}, pr).data == std::vector<Rational>{131});
 }

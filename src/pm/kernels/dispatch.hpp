@@ -1,13 +1,16 @@
 #pragma once
 // The one dispatch point from the structured description of a seed machine
-// (src/pm/layers/seed_machines.hpp) to a kernel: DenseMachine, the 1-D
+// (src/pm/layers/seed_machines.hpp) to a kernel: DenseMachine, the 1-D and 2-D
 // ConvMachine and RecurMachine with σ ∈ {identity, tanh, sigmoid} run the
 // fast kernels; every other machine runs the generic graded span solver of
 // src/pm/machine/ (an edge list in a fixed order, so deterministic too).
+// The layer of a parametric span runs the CSR span kernel in float and
+// double and the reference pm::act for exact scalars.
 #include <optional>
 
 #include "pm/kernels/dense_machine.hpp"
 #include "pm/kernels/sequence_machine.hpp"
+#include "pm/kernels/span_kernel.hpp"
 #include "pm/layers/seed_machine.hpp"
 
 namespace pm::kernels {
@@ -32,13 +35,16 @@ template <class T> Path path(const SeedMachine<T> &m) {
   if (!std::is_floating_point_v<T> || !activation_of(m.machine().sigma())) return Path::generic;
   const SeedDescription &d = m.description();
   if (d.kind == "DenseMachine") return Path::dense;
-  if ((d.kind == "ConvMachine" && d.positions.size() == 1) || d.kind == "RecurMachine")
+  if ((d.kind == "ConvMachine" && d.positions.size() <= 2) || d.kind == "RecurMachine")
     return Path::sequence;
   return Path::generic;
 }
 
 namespace detail {
 template <class T> SequencePlan sequence_plan(const SeedDescription &d, Index batch) {
+  if (d.kind == "ConvMachine" && d.positions.size() == 2)
+    return plan(Conv2MachineShape{
+        d.dims, d.positions[0], d.positions[1], batch, {d.pad[0], d.pad[1], d.pad[2], d.pad[3]}});
   if (d.kind == "ConvMachine")
     return plan(ConvMachineShape{d.dims, d.positions[0], batch, d.pad[0], d.pad[1]});
   return plan(RecurMachineShape{d.dims, d.positions[0], batch, d.pad[0], d.timeblock});
@@ -90,6 +96,20 @@ Gradients<T> backward(const SeedMachine<T> &m, const Function<T> &w, const Machi
     }
   }
   return m.backward(w, x, gy, gz);
+}
+
+// L_w φ column by column, like pm::act.
+template <class T>
+Batch<T> act(const ParametricSpan<T> &a, const Function<T> &w, const Batch<T> &phi) {
+  if constexpr (std::is_floating_point_v<T>) {
+    require(phi.rows == a.source(), "act: batch has ", phi.rows,
+            " rows, expected the span source size ", a.source());
+    Batch<T> out(a.target(), phi.cols);
+    span_forward<T>(span_plan(a), w, phi.data, phi.cols, out.data);
+    return out;
+  } else {
+    return pm::act(a, w, phi);
+  }
 }
 
 } // namespace pm::kernels

@@ -1,16 +1,21 @@
 #pragma once
-// The kernels of the machines on sequences: the 1-D convolution machine and
-// the recurrent machine (seeds.md §3, src/pm/layers/conv_machine.hpp and
-// recur_machine.hpp). The index set is (position t, channel c), flat t·N + c,
-// so a sample is an N × L column-major matrix; W has shape (tap k, input,
-// output), flat (k·N + ci)·N + co, so tap k read column-major is the matrix
+// The kernels of the machines on sequences: the 1-D and 2-D convolution
+// machines and the recurrent machine (seeds.md §3,
+// src/pm/layers/conv_machine.hpp and recur_machine.hpp). The index set is
+// (position t, channel c), flat t·N + c, so a sample is an N × L
+// column-major matrix; W has shape (tap k, input, output), flat
+// (k·N + ci)·N + co, so tap k read column-major is the matrix
 // M_k = W(k, ·, ·)ᵀ (rows = outputs). Tap k reads the input at t + shift(k):
 //   convolution, padding (lo, hi): taps k = 0..lo+hi, shift k − lo;
 //   recurrent, lags 0..max_lag:     taps k = lag,      shift −lag.
 // The grading is (time block, channel block), lexicographic; the convolution
 // machine has a single time block. Cleaning keeps a tap's weights from every
 // channel when the tap always crosses time blocks (lag ≥ timeblock) and only
-// those from an earlier channel block otherwise.
+// those from an earlier channel block otherwise. The 2-D convolution machine
+// on a grid of rows × width positions is the same with t = i·width + j: tap
+// (k0, k1) reads at shift (k0 − lo0)·width + (k1 − lo1), and the positions
+// where it reads inside the grid are one run of each row (Tap::col is the
+// shift along the row).
 //
 // A piece of samples is copied into time-major working buffers (column
 // t·nb + b), where a shift by s positions is a shift by s·nb columns and the
@@ -34,6 +39,15 @@ struct ConvMachineShape {
   Index length = 1;
   Index batch = 0;
   Index pad_lo = 0, pad_hi = 0;
+  Index batch_piece = 0;
+};
+
+// ConvMachine on a rows × cols grid, pad (lo0, hi0, lo1, hi1).
+struct Conv2MachineShape {
+  std::vector<Index> dims;
+  Index rows = 1, cols = 1;
+  Index batch = 0;
+  Index pad[4] = {0, 0, 0, 0};
   Index batch_piece = 0;
 };
 
@@ -61,9 +75,11 @@ struct SequencePlan {
   struct Tap {
     long shift;
     bool all_channels; // the tap always crosses time blocks: no channel cleaning
+    long col = 0;      // on a grid: the shift along a row
   };
   std::vector<Index> dims;
   Index n = 0, length = 0, batch = 0, timeblock = 0, batch_piece = 1;
+  Index width = 0; // 0 on a line; on a grid, the positions of a row
   std::vector<Tap> taps;
 
   Index state_size() const { return n * length * batch; }
@@ -74,17 +90,34 @@ struct SequencePlan {
                hi = std::min<long>(long(t1), long(length) - shift);
     return lo < hi ? std::pair{Index(lo), Index(hi)} : std::pair{t0, t0};
   }
+  // Calls f(a, b) for the runs [a, b) of output positions in [t0, t1) whose
+  // input t + shift exists, in increasing order: one run on a line, one per
+  // row on a grid (col the shift along the row).
+  template <class F> void for_each_run(long shift, long col, Index t0, Index t1, F &&f) const {
+    if (width == 0) {
+      const auto [a, b] = positions(shift, length, t0, t1);
+      if (a < b) f(a, b);
+      return;
+    }
+    const long w = long(width), rows = long(length / width), row = (shift - col) / w;
+    for (long i = 0; i < rows; ++i) {
+      if (i + row < 0 || i + row >= rows) continue;
+      const long lo = std::max(long(t0), i * w + std::max(0L, -col)),
+                 hi = std::min(long(t1), (i + 1) * w - std::max(0L, col));
+      if (lo < hi) f(Index(lo), Index(hi));
+    }
+  }
   // Multiply-adds of one pass: every (tap, valid weight, position, sample).
   Index valid_terms() const {
     Index v = 0;
     for (const Tap &tap : taps) {
-      const auto [a, b] = positions(tap.shift, length, 0, length);
-      Index weights = 0, o = 0;
+      Index weights = 0, o = 0, count = 0;
       for (Index d : dims) {
         weights += d * (tap.all_channels ? n : o);
         o += d;
       }
-      v += weights * (b - a) * batch;
+      for_each_run(tap.shift, tap.col, 0, length, [&](Index a, Index b) { count += b - a; });
+      v += weights * count * batch;
     }
     return v;
   }
@@ -101,6 +134,26 @@ inline SequencePlan plan(const ConvMachineShape &s) {
   p.batch_piece = s.batch_piece ? s.batch_piece : automatic_piece(s.length, s.length, s.batch);
   for (Index k = 0; k <= s.pad_lo + s.pad_hi; ++k)
     p.taps.push_back({long(k) - long(s.pad_lo), false});
+  return p;
+}
+
+inline SequencePlan plan(const Conv2MachineShape &s) {
+  require(s.rows >= 1 && s.cols >= 1, "Conv2MachineShape: grid is ", s.rows, " × ", s.cols,
+          ", expected at least 1 × 1");
+  SequencePlan p;
+  p.dims = s.dims;
+  p.n = DenseMachineShape{s.dims, 0}.channels();
+  p.length = s.rows * s.cols;
+  p.width = s.cols;
+  p.batch = s.batch;
+  p.timeblock = p.length;
+  p.batch_piece = s.batch_piece ? s.batch_piece : automatic_piece(p.length, p.length, s.batch);
+  // Taps in the order of W's kernel axes (k0, k1), row-major.
+  for (Index k0 = 0; k0 <= s.pad[0] + s.pad[1]; ++k0)
+    for (Index k1 = 0; k1 <= s.pad[2] + s.pad[3]; ++k1) {
+      const long d0 = long(k0) - long(s.pad[0]), d1 = long(k1) - long(s.pad[2]);
+      p.taps.push_back({d0 * long(s.cols) + d1, false, d1});
+    }
   return p;
 }
 
@@ -180,13 +233,14 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
       Index o = 0;
       for (Index d : p.dims) {
         for (Index k = 0; k < p.taps.size(); ++k) {
-          const auto [a, b] = SequencePlan::positions(p.taps[k].shift, L, t0, t1);
           const Index cols = p.taps[k].all_channels ? n : o;
-          if (a == b || cols == 0 || d == 0) continue;
+          if (cols == 0 || d == 0) continue;
           const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
-          Y.block(o, a * nb, d, (b - a) * nb).noalias() +=
-              m.block(o, 0, d, cols) *
-              Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb);
+          p.for_each_run(p.taps[k].shift, p.taps[k].col, t0, t1, [&](Index a, Index b) {
+            Y.block(o, a * nb, d, (b - a) * nb).noalias() +=
+                m.block(o, 0, d, cols) *
+                Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb);
+          });
         }
         const Index at = t0 * nb * n + o;
         add_activation<T>(sigma, {d, (t1 - t0) * nb, n}, zw + at, z0w + at, yw + at);
@@ -230,13 +284,14 @@ void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w
         for (Index k = 0; k < p.taps.size(); ++k) {
           // z̄ at t' ∈ [t0, t1) gets ȳ at t' − shift, for t' − shift in range.
           const long back = -p.taps[k].shift;
-          const auto [a, b] = SequencePlan::positions(back, L, t0, t1);
           const Index first = p.taps[k].all_channels ? 0 : end;
-          if (a == b || first == n || d == 0) continue;
+          if (first == n || d == 0) continue;
           const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
-          ZB.block(o, a * nb, d, (b - a) * nb).noalias() +=
-              m.block(first, o, n - first, d).transpose() *
-              YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb);
+          p.for_each_run(back, -p.taps[k].col, t0, t1, [&](Index a, Index b) {
+            ZB.block(o, a * nb, d, (b - a) * nb).noalias() +=
+                m.block(first, o, n - first, d).transpose() *
+                YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb);
+          });
         }
         const Index at = t0 * nb * n + o;
         add_activation_derivative<T>(sigma, {d, (t1 - t0) * nb, n}, ybw + at, gyw + at, yw + at,
@@ -270,20 +325,19 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
   for_each_piece(p.taps.size() * per_tap, 1, [&](Index task, Index) {
     const Index k = task / per_tap, r0 = task % per_tap * rows, r1 = std::min(n, r0 + rows);
     MatrixView<T> dm(dw.data() + k * n * n, n, n, stride);
-    const auto [a, b] = SequencePlan::positions(p.taps[k].shift, L, 0, L);
-    const Index src = Index(long(a) + p.taps[k].shift);
     Index o = 0;
     for (Index d : p.dims) {
       const Index lo = std::max(r0, o), hi = std::min(r1, o + d);
       const Index cols = p.taps[k].all_channels ? n : o;
       if (lo < hi) {
         auto part = dm.middleRows(lo, hi - lo);
-        part.rightCols(n - cols).setZero();
-        if (cols > 0 && a < b)
-          part.leftCols(cols).noalias() = YB.block(lo, a * nb, hi - lo, (b - a) * nb) *
-                                          Z.block(0, src * nb, cols, (b - a) * nb).transpose();
-        else
-          part.leftCols(cols).setZero();
+        part.setZero();
+        if (cols > 0)
+          p.for_each_run(p.taps[k].shift, p.taps[k].col, 0, L, [&](Index a, Index b) {
+            const Index src = Index(long(a) + p.taps[k].shift);
+            part.leftCols(cols).noalias() += YB.block(lo, a * nb, hi - lo, (b - a) * nb) *
+                                             Z.block(0, src * nb, cols, (b - a) * nb).transpose();
+          });
       }
       o += d;
     }
