@@ -69,12 +69,14 @@ struct ConvCase {
   Index length = 1, lo = 0, hi = 0;
   Common c;
 };
-struct Conv2Case {
+// A grid of Axes axes (the 2-D and 3-D convolution machines).
+template <Index Axes> struct GridCase {
   std::vector<Index> dims;
-  Index rows = 1, cols = 1;
-  Index pad[4] = {0, 0, 0, 0};
+  std::vector<Index> extents, pad;
   Common c;
 };
+using Conv2Case = GridCase<2>;
+using Conv3Case = GridCase<3>;
 struct RecurCase {
   std::vector<Index> dims;
   Index length = 1, max_lag = 0, timeblock = 1;
@@ -376,22 +378,22 @@ template <class T> Problem<T> conv_problem(const ConvCase &cc, Mutant mutant = M
                     plan.n * plan.taps.size());
 }
 
-template <class T> Problem<T> conv2_problem(const Conv2Case &cc, Mutant mutant = Mutant::none) {
-  const kernels::Conv2MachineShape shape{
-      cc.dims,   cc.rows, cc.cols, cc.c.batch, {cc.pad[0], cc.pad[1], cc.pad[2], cc.pad[3]},
-      cc.c.piece};
+template <class T, Index Axes>
+Problem<T> grid_problem(const GridCase<Axes> &cc, Mutant mutant = Mutant::none) {
+  const kernels::ConvGridShape shape{cc.dims, cc.extents, cc.c.batch, cc.pad, cc.c.piece};
   kernels::SequencePlan plan = kernels::plan(shape);
-  if (mutant == Mutant::flipped) // the kernel read backwards along the rows only
+  if (mutant == Mutant::flipped) // the kernel read backwards along the innermost lines only
     for (auto &tap : plan.taps) {
       tap.shift -= 2 * tap.col;
       tap.col = -tap.col;
     }
-  const ConvMachine<LD> m(cc.dims, reference_sigma(cc.c.sigma),
-                          {cc.pad[0], cc.pad[1], cc.pad[2], cc.pad[3]}, {cc.rows, cc.cols});
+  const ConvMachine<LD> m(cc.dims, reference_sigma(cc.c.sigma), cc.pad, cc.extents);
   std::ostringstream os;
-  os << "conv2d<" << type_name(T()) << "> grid=" << cc.rows << "x" << cc.cols << " pad=("
-     << cc.pad[0] << "," << cc.pad[1] << "," << cc.pad[2] << "," << cc.pad[3] << ") "
-     << describe(cc.dims, cc.c);
+  os << "conv" << Axes << "d<" << type_name(T()) << "> grid=";
+  for (Index j = 0; j < Axes; ++j) os << (j ? "x" : "") << cc.extents[j];
+  os << " pad=(";
+  for (Index j = 0; j < 2 * Axes; ++j) os << (j ? "," : "") << cc.pad[j];
+  os << ") " << describe(cc.dims, cc.c);
   return problem<T>(os.str(), m.machine(), cc.c, sequence_kernel<T>(plan, cc.c.sigma),
                     plan.n * plan.taps.size());
 }
@@ -429,15 +431,15 @@ template <> struct Arbitrary<ConvCase> {
                                 gen::set(&ConvCase::c, commons()));
   }
 };
-// Grids from 1 × 1 (smaller than the padding) up; padding on every side.
-template <> struct Arbitrary<Conv2Case> {
-  static Gen<Conv2Case> arbitrary() {
+// Grids from 1 × 1 (× 1) (smaller than the padding) up; padding on every side.
+template <Index Axes> struct Arbitrary<GridCase<Axes>> {
+  static Gen<GridCase<Axes>> arbitrary() {
     return gen::exec([] {
-      Conv2Case c;
+      GridCase<Axes> c;
       c.dims = *blocks(3, 1, 4);
-      c.rows = *gen::inRange<Index>(1, 6);
-      c.cols = *gen::inRange<Index>(1, 6);
-      for (Index &p : c.pad) p = *gen::inRange<Index>(0, 3);
+      for (Index j = 0; j < Axes; ++j)
+        c.extents.push_back(*gen::inRange<Index>(1, Axes == 2 ? 6 : 4));
+      for (Index j = 0; j < 2 * Axes; ++j) c.pad.push_back(*gen::inRange<Index>(0, 3));
       c.c = *commons();
       return c;
     });
@@ -506,32 +508,39 @@ template <class Case, class Make> void check_machine(Make make) {
   rc::prop("gradient double", [make](const Case &c) { check_backward(make(double(), c), true); });
 }
 
+// The three statements each reject a mutant machine: make(case) builds the
+// mutant's problem in double.
+template <class Case, class Make> void check_rejected(Make make) {
+  CHECK(pm_test::rejects([make](const Case &c) { check_forward(make(c)); }));
+  CHECK(pm_test::rejects([make](const Case &c) { check_backward(make(c), false); }));
+  CHECK(pm_test::rejects([make](const Case &c) { check_backward(make(c), true); }));
+}
+
 TEST_CASE("KERNEL-CONV: the 1-D convolution machine kernels agree with the reference") {
   check_machine<ConvCase>([](auto t, const ConvCase &c) { return conv_problem<decltype(t)>(c); });
 }
 
 TEST_CASE("KERNEL-CONV mutant: the kernel read backwards") {
-  CHECK(pm_test::rejects(
-      [](const ConvCase &c) { check_forward(conv_problem<double>(c, Mutant::flipped)); }));
-  CHECK(pm_test::rejects(
-      [](const ConvCase &c) { check_backward(conv_problem<double>(c, Mutant::flipped), false); }));
-  CHECK(pm_test::rejects(
-      [](const ConvCase &c) { check_backward(conv_problem<double>(c, Mutant::flipped), true); }));
+  check_rejected<ConvCase>(
+      [](const ConvCase &c) { return conv_problem<double>(c, Mutant::flipped); });
 }
 
 TEST_CASE("KERNEL-CONV2D: the 2-D convolution machine kernels agree with the reference") {
-  check_machine<Conv2Case>(
-      [](auto t, const Conv2Case &c) { return conv2_problem<decltype(t)>(c); });
+  check_machine<Conv2Case>([](auto t, const Conv2Case &c) { return grid_problem<decltype(t)>(c); });
 }
 
 TEST_CASE("KERNEL-CONV2D mutant: the kernel read backwards along the rows") {
-  CHECK(pm_test::rejects(
-      [](const Conv2Case &c) { check_forward(conv2_problem<double>(c, Mutant::flipped)); }));
-  CHECK(pm_test::rejects([](const Conv2Case &c) {
-    check_backward(conv2_problem<double>(c, Mutant::flipped), false);
-  }));
-  CHECK(pm_test::rejects(
-      [](const Conv2Case &c) { check_backward(conv2_problem<double>(c, Mutant::flipped), true); }));
+  check_rejected<Conv2Case>(
+      [](const Conv2Case &c) { return grid_problem<double>(c, Mutant::flipped); });
+}
+
+TEST_CASE("KERNEL-CONV3D: the 3-D convolution machine kernels agree with the reference") {
+  check_machine<Conv3Case>([](auto t, const Conv3Case &c) { return grid_problem<decltype(t)>(c); });
+}
+
+TEST_CASE("KERNEL-CONV3D mutant: the kernel read backwards along the innermost lines") {
+  check_rejected<Conv3Case>(
+      [](const Conv3Case &c) { return grid_problem<double>(c, Mutant::flipped); });
 }
 
 TEST_CASE("KERNEL-RECUR: the recurrent machine kernels agree with the reference") {
@@ -540,12 +549,6 @@ TEST_CASE("KERNEL-RECUR: the recurrent machine kernels agree with the reference"
 }
 
 TEST_CASE("KERNEL-RECUR mutant: the time block off by one") {
-  CHECK(pm_test::rejects(
-      [](const RecurCase &c) { check_forward(recur_problem<double>(c, Mutant::timeblock)); }));
-  CHECK(pm_test::rejects([](const RecurCase &c) {
-    check_backward(recur_problem<double>(c, Mutant::timeblock), false);
-  }));
-  CHECK(pm_test::rejects([](const RecurCase &c) {
-    check_backward(recur_problem<double>(c, Mutant::timeblock), true);
-  }));
+  check_rejected<RecurCase>(
+      [](const RecurCase &c) { return recur_problem<double>(c, Mutant::timeblock); });
 }

@@ -175,6 +175,9 @@ const DenseMachineShape wide{{3, 0, 17, 1, 40, 8}, 203, 16}; // 13 pieces, the l
 const ConvMachineShape conv_shape{{3, 1, 9}, 29, 13, 3, 2, 2};
 // A 2-D grid of 7 × 5 positions, padding larger than the grid on one side.
 const Conv2MachineShape conv2_shape{{3, 1, 6}, 7, 5, 13, {1, 2, 6, 0}, 2};
+// A 3-D grid of 4 × 3 × 5 positions, padding larger than the grid along the
+// middle axis.
+const ConvGridShape conv3_shape{{3, 1, 6}, {4, 3, 5}, 13, {1, 0, 2, 3, 0, 2}, 2};
 const RecurMachineShape recur_shape{{3, 1, 9}, 29, 13, 6, 5, 2};
 
 } // namespace
@@ -237,6 +240,8 @@ TEST_CASE("KERNEL-THREADS: the kernels give the same bits for 1, 2 and 4 threads
   check_threads(sequence_calls<float>(plan(conv2_shape), Activation::tanh));
   check_threads(sequence_calls<double>(plan(conv2_shape), Activation::sigmoid));
   check_threads(sequence_calls<double>(plan(recur_shape), Activation::tanh));
+  check_threads(sequence_calls<float>(plan(conv3_shape), Activation::tanh));
+  check_threads(sequence_calls<double>(plan(conv3_shape), Activation::sigmoid));
   RecurMachineShape automatic = recur_shape; // batch_piece 0: 7 samples a piece
   automatic.batch_piece = 0;
   CHECK(plan(automatic).batch_piece == 7);
@@ -283,7 +288,7 @@ TEST_CASE("dispatch: structured machines run their kernel, the others the generi
   CHECK(path(dense) == Path::dense);
   CHECK(path(conv1) == Path::sequence);
   CHECK(path(conv2) == Path::sequence);
-  CHECK(path(conv3) == Path::generic);
+  CHECK(path(conv3) == Path::sequence);
   CHECK(path(recur) == Path::sequence);
   CHECK(path(relu) == Path::generic);
 

@@ -1,7 +1,7 @@
 #pragma once
 // The one dispatch point from the structured description of a seed machine
-// (src/pm/layers/seed_machines.hpp) to a kernel: DenseMachine, the 1-D and 2-D
-// ConvMachine and RecurMachine with σ ∈ {identity, tanh, sigmoid} run the
+// (src/pm/layers/seed_machines.hpp) to a kernel: DenseMachine, the ConvMachine
+// on any number of spatial axes and RecurMachine with σ ∈ {identity, tanh, sigmoid} run the
 // fast kernels; every other machine runs the generic graded span solver of
 // src/pm/machine/ (an edge list in a fixed order, so deterministic too).
 // The layer of a parametric span runs the CSR span kernel in float and
@@ -35,18 +35,13 @@ template <class T> Path path(const SeedMachine<T> &m) {
   if (!std::is_floating_point_v<T> || !activation_of(m.machine().sigma())) return Path::generic;
   const SeedDescription &d = m.description();
   if (d.kind == "DenseMachine") return Path::dense;
-  if ((d.kind == "ConvMachine" && d.positions.size() <= 2) || d.kind == "RecurMachine")
-    return Path::sequence;
+  if (d.kind == "ConvMachine" || d.kind == "RecurMachine") return Path::sequence;
   return Path::generic;
 }
 
 namespace detail {
 template <class T> SequencePlan sequence_plan(const SeedDescription &d, Index batch) {
-  if (d.kind == "ConvMachine" && d.positions.size() == 2)
-    return plan(Conv2MachineShape{
-        d.dims, d.positions[0], d.positions[1], batch, {d.pad[0], d.pad[1], d.pad[2], d.pad[3]}});
-  if (d.kind == "ConvMachine")
-    return plan(ConvMachineShape{d.dims, d.positions[0], batch, d.pad[0], d.pad[1]});
+  if (d.kind == "ConvMachine") return plan(ConvGridShape{d.dims, d.positions, batch, d.pad});
   return plan(RecurMachineShape{d.dims, d.positions[0], batch, d.pad[0], d.timeblock});
 }
 } // namespace detail

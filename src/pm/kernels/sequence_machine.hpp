@@ -1,6 +1,6 @@
 #pragma once
-// The kernels of the machines on sequences: the 1-D and 2-D convolution
-// machines and the recurrent machine (seeds.md §3,
+// The kernels of the machines on sequences: the convolution machine on
+// any number of spatial axes and the recurrent machine (seeds.md §3,
 // src/pm/layers/conv_machine.hpp and recur_machine.hpp). The index set is
 // (position t, channel c), flat t·N + c, so a sample is an N × L
 // column-major matrix; W has shape (tap k, input, output), flat
@@ -11,11 +11,12 @@
 // The grading is (time block, channel block), lexicographic; the convolution
 // machine has a single time block. Cleaning keeps a tap's weights from every
 // channel when the tap always crosses time blocks (lag ≥ timeblock) and only
-// those from an earlier channel block otherwise. The 2-D convolution machine
-// on a grid of rows × width positions is the same with t = i·width + j: tap
-// (k0, k1) reads at shift (k0 − lo0)·width + (k1 − lo1), and the positions
-// where it reads inside the grid are one run of each row (Tap::col is the
-// shift along the row).
+// those from an earlier channel block otherwise. The convolution machine on a
+// grid of extents e_0 × … × e_{r−1} is the same with t the row-major flat
+// position: tap (k_0, …, k_{r−1}) reads at the flat shift of the offsets
+// k_j − lo_j, and the positions where it reads inside the grid are one run
+// of each innermost line (Tap::col is the offset along the line, Tap::across
+// the offsets along the outer axes).
 //
 // A piece of samples is copied into time-major working buffers (column
 // t·nb + b), where a shift by s positions is a shift by s·nb columns and the
@@ -39,6 +40,15 @@ struct ConvMachineShape {
   Index length = 1;
   Index batch = 0;
   Index pad_lo = 0, pad_hi = 0;
+  Index batch_piece = 0;
+};
+
+// ConvMachine on a grid of any number of axes, pad (lo_0, hi_0, lo_1, …).
+struct ConvGridShape {
+  std::vector<Index> dims;
+  std::vector<Index> extents;
+  Index batch = 0;
+  std::vector<Index> pad;
   Index batch_piece = 0;
 };
 
@@ -70,16 +80,18 @@ inline Index automatic_piece(Index timeblock, Index length, Index batch) {
   return std::max<Index>(1, std::min(fill, length * half >= 128 ? half : batch));
 }
 
-// The common plan of both machines.
+// The common plan of the convolution and recurrent machines.
 struct SequencePlan {
   struct Tap {
     long shift;
-    bool all_channels; // the tap always crosses time blocks: no channel cleaning
-    long col = 0;      // on a grid: the shift along a row
+    bool all_channels;             // the tap always crosses time blocks: no channel cleaning
+    long col = 0;                  // on a grid: the offset along an innermost line
+    std::vector<long> across = {}; // on a grid: the offsets along the outer axes
   };
   std::vector<Index> dims;
   Index n = 0, length = 0, batch = 0, timeblock = 0, batch_piece = 1;
-  Index width = 0; // 0 on a line; on a grid, the positions of a row
+  Index width = 0;          // 0 on a line; on a grid, the positions of an innermost line
+  std::vector<Index> outer; // on a grid, the extents of the outer axes
   std::vector<Tap> taps;
 
   Index state_size() const { return n * length * batch; }
@@ -91,20 +103,25 @@ struct SequencePlan {
     return lo < hi ? std::pair{Index(lo), Index(hi)} : std::pair{t0, t0};
   }
   // Calls f(a, b) for the runs [a, b) of output positions in [t0, t1) whose
-  // input t + shift exists, in increasing order: one run on a line, one per
-  // row on a grid (col the shift along the row).
-  template <class F> void for_each_run(long shift, long col, Index t0, Index t1, F &&f) const {
+  // input t + dir·shift exists (dir = −1: the tap read backwards, as in the
+  // dual sweep), in increasing order: one run on a line, one per innermost
+  // line on a grid whose line i + dir·across exists.
+  template <class F> void for_each_run(const Tap &tap, long dir, Index t0, Index t1, F &&f) const {
     if (width == 0) {
-      const auto [a, b] = positions(shift, length, t0, t1);
+      const auto [a, b] = positions(dir * tap.shift, length, t0, t1);
       if (a < b) f(a, b);
       return;
     }
-    const long w = long(width), rows = long(length / width), row = (shift - col) / w;
-    for (long i = 0; i < rows; ++i) {
-      if (i + row < 0 || i + row >= rows) continue;
+    const long w = long(width), col = dir * tap.col;
+    for (long i = 0; i < long(length / width); ++i) {
+      bool inside = true; // every outer coordinate of the line read is in the grid
+      for (long j = long(outer.size()) - 1, rest = i; j >= 0; rest /= long(outer[j]), --j) {
+        const long c = rest % long(outer[j]) + dir * tap.across[j];
+        inside = inside && c >= 0 && c < long(outer[j]);
+      }
       const long lo = std::max(long(t0), i * w + std::max(0L, -col)),
                  hi = std::min(long(t1), (i + 1) * w - std::max(0L, col));
-      if (lo < hi) f(Index(lo), Index(hi));
+      if (inside && lo < hi) f(Index(lo), Index(hi));
     }
   }
   // Multiply-adds of one pass: every (tap, valid weight, position, sample).
@@ -116,45 +133,62 @@ struct SequencePlan {
         weights += d * (tap.all_channels ? n : o);
         o += d;
       }
-      for_each_run(tap.shift, tap.col, 0, length, [&](Index a, Index b) { count += b - a; });
+      for_each_run(tap, 1, 0, length, [&](Index a, Index b) { count += b - a; });
       v += weights * count * batch;
     }
     return v;
   }
 };
 
-inline SequencePlan plan(const ConvMachineShape &s) {
-  require(s.length >= 1, "ConvMachineShape: length is 0, expected >= 1");
+inline SequencePlan plan(const ConvGridShape &s) {
+  const Index r = s.extents.size();
+  require(r >= 1, "ConvGridShape: extents has no axes, expected at least 1");
+  require(s.pad.size() == 2 * r, "ConvGridShape: pad has ", s.pad.size(), " entries, expected ",
+          2 * r);
   SequencePlan p;
   p.dims = s.dims;
   p.n = DenseMachineShape{s.dims, 0}.channels();
-  p.length = s.length;
+  p.length = 1;
+  for (Index j = 0; j < r; ++j) {
+    require(s.extents[j] >= 1, "ConvGridShape: extent ", j, " is 0, expected >= 1");
+    p.length *= s.extents[j];
+  }
+  p.width = s.extents[r - 1];
+  p.outer.assign(s.extents.begin(), s.extents.end() - 1);
   p.batch = s.batch;
-  p.timeblock = s.length; // space is not graded: one time block
-  p.batch_piece = s.batch_piece ? s.batch_piece : automatic_piece(s.length, s.length, s.batch);
-  for (Index k = 0; k <= s.pad_lo + s.pad_hi; ++k)
-    p.taps.push_back({long(k) - long(s.pad_lo), false});
+  p.timeblock = p.length; // space is not graded: one time block
+  p.batch_piece = s.batch_piece ? s.batch_piece : automatic_piece(p.length, p.length, s.batch);
+  // Taps in the order of W's kernel axes (k_0, …, k_{r−1}), row-major.
+  std::vector<Index> k(r, 0);
+  for (;;) {
+    SequencePlan::Tap tap{0, false};
+    for (Index j = 0; j < r; ++j) {
+      const long d = long(k[j]) - long(s.pad[2 * j]);
+      tap.shift = tap.shift * long(s.extents[j]) + d;
+      if (j + 1 < r) tap.across.push_back(d);
+    }
+    tap.col = long(k[r - 1]) - long(s.pad[2 * r - 2]);
+    p.taps.push_back(std::move(tap));
+    Index j = r; // the next kernel index: the last axis fastest
+    for (; j > 0; --j) {
+      if (++k[j - 1] <= s.pad[2 * j - 2] + s.pad[2 * j - 1]) break;
+      k[j - 1] = 0;
+    }
+    if (j == 0) break;
+  }
   return p;
+}
+
+inline SequencePlan plan(const ConvMachineShape &s) {
+  require(s.length >= 1, "ConvMachineShape: length is 0, expected >= 1");
+  return plan(ConvGridShape{s.dims, {s.length}, s.batch, {s.pad_lo, s.pad_hi}, s.batch_piece});
 }
 
 inline SequencePlan plan(const Conv2MachineShape &s) {
   require(s.rows >= 1 && s.cols >= 1, "Conv2MachineShape: grid is ", s.rows, " × ", s.cols,
           ", expected at least 1 × 1");
-  SequencePlan p;
-  p.dims = s.dims;
-  p.n = DenseMachineShape{s.dims, 0}.channels();
-  p.length = s.rows * s.cols;
-  p.width = s.cols;
-  p.batch = s.batch;
-  p.timeblock = p.length;
-  p.batch_piece = s.batch_piece ? s.batch_piece : automatic_piece(p.length, p.length, s.batch);
-  // Taps in the order of W's kernel axes (k0, k1), row-major.
-  for (Index k0 = 0; k0 <= s.pad[0] + s.pad[1]; ++k0)
-    for (Index k1 = 0; k1 <= s.pad[2] + s.pad[3]; ++k1) {
-      const long d0 = long(k0) - long(s.pad[0]), d1 = long(k1) - long(s.pad[2]);
-      p.taps.push_back({d0 * long(s.cols) + d1, false, d1});
-    }
-  return p;
+  return plan(ConvGridShape{
+      s.dims, {s.rows, s.cols}, s.batch, {s.pad[0], s.pad[1], s.pad[2], s.pad[3]}, s.batch_piece});
 }
 
 inline SequencePlan plan(const RecurMachineShape &s) {
@@ -236,7 +270,7 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
           const Index cols = p.taps[k].all_channels ? n : o;
           if (cols == 0 || d == 0) continue;
           const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
-          p.for_each_run(p.taps[k].shift, p.taps[k].col, t0, t1, [&](Index a, Index b) {
+          p.for_each_run(p.taps[k], 1, t0, t1, [&](Index a, Index b) {
             Y.block(o, a * nb, d, (b - a) * nb).noalias() +=
                 m.block(o, 0, d, cols) *
                 Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb);
@@ -287,7 +321,7 @@ void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w
           const Index first = p.taps[k].all_channels ? 0 : end;
           if (first == n || d == 0) continue;
           const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
-          p.for_each_run(back, -p.taps[k].col, t0, t1, [&](Index a, Index b) {
+          p.for_each_run(p.taps[k], -1, t0, t1, [&](Index a, Index b) {
             ZB.block(o, a * nb, d, (b - a) * nb).noalias() +=
                 m.block(first, o, n - first, d).transpose() *
                 YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb);
@@ -333,7 +367,7 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
         auto part = dm.middleRows(lo, hi - lo);
         part.setZero();
         if (cols > 0)
-          p.for_each_run(p.taps[k].shift, p.taps[k].col, 0, L, [&](Index a, Index b) {
+          p.for_each_run(p.taps[k], 1, 0, L, [&](Index a, Index b) {
             const Index src = Index(long(a) + p.taps[k].shift);
             part.leftCols(cols).noalias() += YB.block(lo, a * nb, hi - lo, (b - a) * nb) *
                                              Z.block(0, src * nb, cols, (b - a) * nb).transpose();
