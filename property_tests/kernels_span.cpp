@@ -16,11 +16,13 @@
 
 #include "pm/category/batch.hpp"
 #include "pm/layers/graph_conv.hpp"
+#include "support/compare.hpp"
 #include "support/kernel_check.hpp"
 #include "support/law.hpp"
 
 using namespace pm;
 using LD = long double;
+using pm_test::absolute;
 
 namespace {
 
@@ -77,11 +79,6 @@ template <class T> ParametricSpan<T> random_span(const SpanCase &c) {
 template <class T> ParametricSpan<LD> in_long_double(const ParametricSpan<T> &a) {
   return ParametricSpan<LD>{
       Span<LD>{a.span.s, a.span.t, Measure<LD>(a.span.mu.begin(), a.span.mu.end())}, a.pi};
-}
-
-ParametricSpan<LD> absolute(ParametricSpan<LD> a) {
-  for (LD &m : a.span.mu) m = std::fabs(m);
-  return a;
 }
 
 Batch<LD> batch_of(const std::vector<LD> &v, Index rows, Index cols) {

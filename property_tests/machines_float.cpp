@@ -2,6 +2,7 @@
 // (tanh, sigmoid, softplus): bit-identical causality and level schedule, and
 // parameter gradients against central finite differences within the bound
 // derived in docs/tolerances.md ("Machines"). Each with the mutant it rejects.
+#include "support/compare.hpp"
 #include "support/machine_generators.hpp"
 
 using namespace pm_test;
@@ -117,11 +118,6 @@ D loss(const pm::MachineState<D> &x, const Batch<D> &gy, const Batch<D> &gz) {
   for (Index j = 0; j < gy.data.size(); ++j)
     l += gy.data[j] * x.y.data[j] + gz.data[j] * x.z.data[j];
   return l;
-}
-
-Batch<D> absolute(Batch<D> b) {
-  for (auto &v : b.data) v = std::abs(v);
-  return b;
 }
 
 // |FD − ∂ℓ/∂w_p| ≤ h² M₃/6 (truncation) + E_ℓ/h (rounding of ℓ at w ± h)

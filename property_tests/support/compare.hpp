@@ -16,11 +16,13 @@ namespace pm_test {
 template <class S> constexpr bool is_exact = !std::is_floating_point_v<S>;
 
 template <class S> S absolute(const S &x) requires std::is_arithmetic_v<S> { return std::abs(x); }
-inline pm::Index absolute(pm::Index i) { return i; }
-inline const pm::FinMap &absolute(const pm::FinMap &f) { return f; }
 template <class S> std::vector<S> absolute(std::vector<S> v) {
   for (auto &x : v) x = absolute(x);
   return v;
+}
+template <class S> pm::Batch<S> absolute(pm::Batch<S> b) {
+  b.data = absolute(std::move(b.data));
+  return b;
 }
 template <class S> pm::Span<S> absolute(pm::Span<S> a) {
   a.mu = absolute(a.mu);

@@ -32,9 +32,9 @@ inline rc::Gen<Index> size(Index max) { return rc::gen::inRange<Index>(0, max + 
 // A map {0..domain−1} → {0..codomain−1}; requires codomain > 0 unless domain = 0.
 inline rc::Gen<pm::FinMap> finmap(Index domain, Index codomain) {
   if (domain == 0) return rc::gen::just(pm::empty_map(codomain));
-  return rc::gen::map(rc::gen::container<std::vector<Index>>(
-                          domain, rc::gen::inRange<Index>(0, codomain)),
-                      [codomain](std::vector<Index> t) { return pm::FinMap(codomain, std::move(t)); });
+  return rc::gen::map(
+      rc::gen::container<std::vector<Index>>(domain, rc::gen::inRange<Index>(0, codomain)),
+      [codomain](std::vector<Index> t) { return pm::FinMap(codomain, std::move(t)); });
 }
 
 // A span X → Y with at most max_apex edges (none if X or Y is empty).

@@ -50,8 +50,7 @@ struct Reference {
   static ParametricSpan<S> pcomp(const ParametricSpan<S> &b, const ParametricSpan<S> &a) {
     return pm::compose(b, a);
   }
-  template <class S>
-  static std::optional<FinMap> siso(const Span<S> &a, const Span<S> &b) {
+  template <class S> static std::optional<FinMap> siso(const Span<S> &a, const Span<S> &b) {
     return span_isomorphism(a, b);
   }
 };

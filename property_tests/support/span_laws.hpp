@@ -60,7 +60,9 @@ template <class I, class S> void law_push_comp() {
   const auto mu = *function<S>(a);
   // Both sides sum the same terms, in different groupings: chain ≤ a + 1.
   expect_same<S>(
-      [&](const Measure<S> &m) { return std::pair{I::push(I::comp(g, f), m), I::push(g, I::push(f, m))}; },
+      [&](const Measure<S> &m) {
+        return std::pair{I::push(I::comp(g, f), m), I::push(g, I::push(f, m))};
+      },
       a + 1, mu);
 }
 
@@ -202,8 +204,7 @@ template <class I, class S> void law_batch_columnwise() {
 template <class I, class S> void law_pspan_bilinear() {
   const Index x = *size(4), y = *size(4), p = *size(3);
   const auto a = *parametric_span<S>(x, y, p);
-  const auto w1 = *function<S>(p), w2 = *function<S>(p), f1 = *function<S>(x),
-             f2 = *function<S>(x);
+  const auto w1 = *function<S>(p), w2 = *function<S>(p), f1 = *function<S>(x), f2 = *function<S>(x);
   const S al = *scalar<S>(), be = *scalar<S>();
   const std::size_t n = a.apex() + 6;
   // Linear in w, then linear in φ.

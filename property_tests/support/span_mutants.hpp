@@ -48,8 +48,7 @@ struct MutIntegrate : Reference {
   template <class S>
   static Function<S> integ(const FinMap &f, const Measure<S> &mu, const Function<S> &psi) {
     Function<S> out(f.codomain, S(0));
-    for (Index a = 0; a < f.domain(); ++a)
-      out[shifted(f.images[a], f.codomain)] += mu[a] * psi[a];
+    for (Index a = 0; a < f.domain(); ++a) out[shifted(f.images[a], f.codomain)] += mu[a] * psi[a];
     return out;
   }
 };
@@ -69,8 +68,8 @@ struct MutFibre : Reference {
 // Composite weights μ_a − μ_b instead of μ_a · μ_b (not associative, not unital).
 struct MutMeasureDifference : Reference {
   template <class S> static Span<S> scomp(const Span<S> &b, const Span<S> &a) {
-    Span<S> c = pm::compose(b, a);
     const FibreProduct fp = fibre_product(a.t, b.s);
+    Span<S> c = compose_over(b, a, fp);
     for (Index e = 0; e < fp.size(); ++e) c.mu[e] = a.mu[fp.p(e)] - b.mu[fp.q(e)];
     return c;
   }
@@ -79,8 +78,8 @@ struct MutMeasureDifference : Reference {
 // Composition that drops the measure of the second span.
 struct MutDroppedMeasure : Reference {
   template <class S> static Span<S> scomp(const Span<S> &b, const Span<S> &a) {
-    Span<S> c = pm::compose(b, a);
     const FibreProduct fp = fibre_product(a.t, b.s);
+    Span<S> c = compose_over(b, a, fp);
     for (Index e = 0; e < fp.size(); ++e) c.mu[e] = a.mu[fp.p(e)];
     return c;
   }

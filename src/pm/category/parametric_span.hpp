@@ -54,7 +54,7 @@ ParametricSpan<S> compose(const ParametricSpan<S> &b, const ParametricSpan<S> &a
   require(a.target() == b.source(), "compose(b, a): a has target size ", a.target(),
           ", expected the source size of b, ", b.source());
   const FibreProduct fp = fibre_product(a.span.t, b.span.s);
-  ParametricSpan<S> c{compose(b.span, a.span), FinMap{}};
+  ParametricSpan<S> c{compose_over(b.span, a.span, fp), FinMap{}};
   c.pi.codomain = a.parameters() * b.parameters();
   c.pi.images.resize(fp.size());
   for (Index e = 0; e < fp.size(); ++e)

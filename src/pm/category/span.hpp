@@ -12,8 +12,8 @@
 namespace pm {
 
 template <class S> struct Span {
-  FinMap s;     // source leg E → X
-  FinMap t;     // target leg E → Y
+  FinMap s;      // source leg E → X
+  FinMap t;      // target leg E → Y
   Measure<S> mu; // weights on E
 
   Index source() const { return s.codomain; }
@@ -46,15 +46,20 @@ template <class S> Function<S> act(const Span<S> &a, const Function<S> &phi) {
   return integrate(a.t, a.mu, pullback(a.s, phi));
 }
 
+// The composite span over a given fibre product fp of a.t and b.s.
+template <class S>
+Span<S> compose_over(const Span<S> &b, const Span<S> &a, const FibreProduct &fp) {
+  Span<S> c{pm::compose(a.s, fp.p), pm::compose(b.t, fp.q), Measure<S>(fp.size())};
+  for (Index e = 0; e < fp.size(); ++e) c.mu[e] = a.mu[fp.p.images[e]] * b.mu[fp.q.images[e]];
+  return c;
+}
+
 // compose(b, a) = b ∘ a for a : X → Y and b : Y → Z. The apex is the fibre
 // product E_a ×_Y E_b (order of fibre_product), weights μ_a(e_a) · μ_b(e_b).
 template <class S> Span<S> compose(const Span<S> &b, const Span<S> &a) {
   require(a.target() == b.source(), "compose(b, a): a has target size ", a.target(),
           ", expected the source size of b, ", b.source());
-  const FibreProduct fp = fibre_product(a.t, b.s);
-  Span<S> c{pm::compose(a.s, fp.p), pm::compose(b.t, fp.q), Measure<S>(fp.size())};
-  for (Index e = 0; e < fp.size(); ++e) c.mu[e] = a.mu[fp.p.images[e]] * b.mu[fp.q.images[e]];
-  return c;
+  return compose_over(b, a, fibre_product(a.t, b.s));
 }
 
 } // namespace pm
