@@ -9,12 +9,15 @@ packages=(
   libbenchmark-dev libomp-dev clang libclang-rt-14-dev
   gcovr python3
   coq libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra
+  libcoq-coquelicot libcoq-mathcomp-analysis ocaml-nox
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-hypothesis python3-torch
+  graphviz ccache
 )
 # The PyTorch comparison (bench/compare_pytorch.py) is not part of the tests;
-# PM_WITH_TORCH=1 adds it, with OpenBLAS so that torch does not fall back to
-# the reference BLAS.
+# PM_WITH_TORCH=1 adds OpenBLAS so that torch does not fall back to the
+# reference BLAS there.
 if [[ "${PM_WITH_TORCH:-0}" == 1 ]]; then
-  packages+=(python3-torch python3-numpy libopenblas0-openmp)
+  packages+=(libopenblas0-openmp)
 fi
 
 missing=()
