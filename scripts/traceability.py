@@ -12,7 +12,8 @@ spec/README.md). This script collects
     starts with `ID:` is a property test of the law, `ID mutant:` its
     mutant test;
   * the proofs in proofs/*.v: a comment `(* Law: ID *)` followed by the
-    Theorem (or Lemma) that proves the law;
+    Theorem (Lemma, Corollary, ...) that proves the law, read by
+    scripts/proof_markers.py, the parser the proof gate uses too;
 
 and reports, one line per problem naming the file and the law:
 
@@ -37,16 +38,13 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+import proof_markers
+
 ID = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*"
 LAW_HEADING = re.compile(r"^####\s+(" + ID + r"):\s*(.*?)\s*$")
 EVIDENCE = re.compile(r"^\s*[-*]\s+(Test|Proof):\s*(.*?)\s*$")
 BACKTICKED = re.compile(r"`([^`]+)`")
 TEST_NAME = re.compile(r"^(" + ID + r")( mutant)?:")
-PROOF_MARK = re.compile(
-    r"\(\*\s*Law:\s*(" + ID + r")\s*\*\)\s*"
-    r"(?:Theorem|Lemma|Corollary|Proposition|Fact|Remark)\s+([A-Za-z_][A-Za-z0-9_']*)")
-COQ_DEFINES = re.compile(
-    r"(?:^|[\s.])(?:Theorem|Lemma|Corollary|Proposition|Fact|Remark)\s+([A-Za-z_][A-Za-z0-9_']*)")
 TEST_MACROS = ("TEST_CASE", "TEMPLATE_TEST_CASE", "TEMPLATE_PRODUCT_TEST_CASE", "SCENARIO")
 
 
@@ -294,31 +292,9 @@ def read_tests(root):
 # ---------------------------------------------------------------------------
 # The proofs.
 
-def strip_coq_comments_except_marks(text):
-    """Blanks Coq comments other than the (* Law: ID *) marks (nested ones too),
-    keeping line numbers."""
-    out, i, n, depth, keep = [], 0, len(text), 0, False
-    while i < n:
-        if text.startswith("(*", i):
-            if depth == 0:
-                keep = re.match(r"\(\*\s*Law:", text[i:]) is not None
-            depth += 1
-            out.append("(*" if keep else "  ")
-            i += 2
-        elif depth and text.startswith("*)", i):
-            depth -= 1
-            out.append("*)" if keep else "  ")
-            i += 2
-        elif depth:
-            out.append(text[i] if keep or text[i] == "\n" else " ")
-            i += 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
-
-
-def read_proofs(root):
+def read_proofs(root, problems):
+    """The marked theorems and the declared names of proofs/*.v, read by the
+    parser the proof gate uses (scripts/proof_markers.py)."""
     proofs, defined = [], {}
     proof_dir = os.path.join(root, "proofs")
     if not os.path.isdir(proof_dir):
@@ -327,11 +303,10 @@ def read_proofs(root):
         if not fname.endswith(".v"):
             continue
         rel = "proofs/" + fname
-        with open(os.path.join(proof_dir, fname), encoding="utf-8") as f:
-            text = strip_coq_comments_except_marks(f.read())
-        defined[rel] = set(COQ_DEFINES.findall(text))
-        for m in PROOF_MARK.finditer(text):
-            proofs.append(Proof(m.group(1), m.group(2), rel, text.count("\n", 0, m.start()) + 1))
+        coq = proof_markers.read_file(os.path.join(proof_dir, fname))
+        problems.extend(f"{rel}:{line}: {message}" for line, message in coq.problems)
+        defined[rel] = {d.name for d in coq.declarations}
+        proofs.extend(Proof(law, d.name, rel, d.line) for d in coq.declarations for law in d.laws)
     return proofs, defined
 
 
@@ -351,7 +326,7 @@ def collect(root):
     problems = []
     laws = read_laws(root, problems)
     tests = read_tests(root)
-    proofs, defined = read_proofs(root)
+    proofs, defined = read_proofs(root, problems)
     return Evidence(laws, tests, proofs, defined, problems)
 
 

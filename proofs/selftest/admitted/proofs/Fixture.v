@@ -1,0 +1,4 @@
+(* A law left unproved. *)
+(* Law: FIX-ONE *)
+Theorem one : 1 = 2.
+Proof. Admitted.
