@@ -185,6 +185,10 @@ def read_coq(text):
             refuse(f"`{words}` switches a kernel check off")
         elif cmd == "Declare" and words.startswith("Declare ML Module"):
             refuse("`Declare ML Module` loads a plugin, which can change what is checked")
+        elif cmd == "Extract" and re.match(r"Extract (Inlined )?(Constant|Inductive)\b", words):
+            result.problems.append(
+                (st.line, f"refused: `{' '.join(words.split()[:3])}` replaces model code by "
+                 "hand-written OCaml in the extracted program"))
         if ADMIT.search(words):
             refuse("the tactic `admit` leaves a goal open")
         if cmd == "Section":
@@ -278,6 +282,7 @@ Proof. admit. Admitted.
 (* Law: A-SIX *)
 Definition six := 6.
 From PM Require Import Spans Machines.
+Extract Inductive nat => int [ "0" "succ" ].
 '''
 
 
@@ -295,7 +300,8 @@ def self_test():
                 (23, "top-level `Hypothesis`"), (24, "top-level `Context`"),
                 (25, "`Unset Guard Checking`"), (26, "bypass_check"),
                 (28, "`admit`"), (28, "`Admitted`"), (29, "malformed law marker"),
-                (30, "A-SIX is not followed")]
+                (30, "A-SIX is not followed"),
+                (33, "`Extract Inductive nat` replaces model code")]
     unmatched = list(r.problems)
     for line, text in expected:
         hit = next((p for p in unmatched if p[0] == line and text in p[1]), None)

@@ -1,0 +1,43 @@
+(* The executable model of Executable.v over the rationals of MathComp
+   (rat: a normalised pair of integers, the model's own ring), extracted to
+   OCaml for the comparison with the C++ reference
+   (proofs/extraction/, ctest proofs_extracted_vs_cpp). Nothing is replaced
+   by hand-written OCaml: no Extract Constant or Extract Inductive, so the
+   extracted program is the model's definitions, naturals in unary
+   included. *)
+From mathcomp Require Import all_ssreflect all_algebra.
+From PM Require Import Spans Executable.
+
+Import GRing.Theory.
+Local Open Scope ring_scope.
+
+Notation Q := [comRingType of rat].
+
+(* Rationals in and out: sign, numerator and denominator as naturals. *)
+Definition q_make (negative : bool) (n d : nat) : rat :=
+  fracq ((if negative then - (n%:Z) else n%:Z), d%:Z).
+Definition q_negative (q : rat) : bool := numq q < 0.
+Definition q_num (q : rat) : nat := absz (numq q).
+Definition q_den (q : rat) : nat := absz (denq q).
+
+Definition q_espan := espan Q.
+Definition q_make_span X Y (s t : seq nat) (mu : seq rat) : espan Q := ESpan X Y s t mu.
+Definition q_make_pspan (a : espan Q) P (pi : seq nat) : epspan Q := EPSpan a P pi.
+
+Definition q_pullback := @epullback Q.
+Definition q_pushforward := @epushforward Q.
+Definition q_integrate := @eintegrate Q.
+Definition q_identity_span := @eidentity_span Q.
+Definition q_transpose := @etranspose Q.
+Definition q_apply := @eapply Q.
+Definition q_compose_span := @ecompose_span Q.
+Definition q_transpose_p := @etranspose_p Q.
+Definition q_apply_p := @eapply_p Q.
+Definition q_parameter_gradient := @eparameter_gradient Q.
+Definition q_compose_p := @ecompose_p Q.
+
+Require Extraction.
+Extraction Language OCaml.
+Extraction "pm_model.ml" q_make q_negative q_num q_den q_make_span q_make_pspan
+  eidentity_map ecompose efibre q_pullback q_pushforward q_integrate q_identity_span
+  q_transpose q_apply q_compose_span q_transpose_p q_apply_p q_parameter_gradient q_compose_p.

@@ -1,0 +1,109 @@
+(* The driver of the extracted model (Pm_model, extracted by
+   proofs/Extraction.v): reads the cases written by `reference_cases
+   generate` and prints, for each, the results of the model's operations in
+   the format of `reference_cases eval`. It only converts between OCaml
+   integers and the model's unary naturals and rationals, and prints; every
+   result is computed by the extracted code. *)
+open Pm_model
+
+let rec nat_of_int n = if n <= 0 then O else S (nat_of_int (n - 1))
+
+let int_of_nat n =
+  let rec go acc = function O -> acc | S m -> go (acc + 1) m in
+  go 0 n
+
+let rec of_list = function [] -> Nil | x :: r -> Cons (x, of_list r)
+
+let rec to_list = function Nil -> [] | Cons (x, r) -> x :: to_list r
+
+let rat_of num den =
+  q_make (if num < 0 then True else False) (nat_of_int (abs num)) (nat_of_int den)
+
+let show_rat q =
+  let n = int_of_nat (q_num q) and d = int_of_nat (q_den q) in
+  Printf.sprintf "%d/%d" (match q_negative q with True -> -n | False -> n) d
+
+let read_int () = Scanf.scanf " %d" (fun x -> x)
+
+(* A map as `codomain size images…`: the codomain and the list of images. *)
+let read_map () =
+  let cod = read_int () in
+  let size = read_int () in
+  let images = List.init size (fun _ -> read_int ()) in
+  (cod, of_list (List.map nat_of_int images))
+
+(* The model is extracted over any commutative ring, whose carrier is
+   Obj.t in OCaml; its instance here is rat, so lists of values are viewed
+   as lists of rat (and back) with Obj.magic, the one unchecked step. *)
+let read_fn () : 'a =
+  let size = read_int () in
+  Obj.magic (of_list (List.init size (fun _ -> Scanf.scanf " %d/%d" rat_of)))
+
+let read_pspan () =
+  let x, s = read_map () in
+  let y, t = read_map () in
+  let mu = read_fn () in
+  let p, pi = read_map () in
+  q_make_pspan (q_make_span (nat_of_int x) (nat_of_int y) s t mu) (nat_of_int p) pi
+
+let out_map cod images =
+  let l = to_list images in
+  Printf.printf " %d %d" cod (List.length l);
+  List.iter (fun i -> Printf.printf " %d" (int_of_nat i)) l
+
+let out_fn v =
+  let l : rat Stdlib.List.t = Obj.magic (to_list v) in
+  Printf.printf " %d" (List.length l);
+  List.iter (fun q -> Printf.printf " %s" (show_rat q)) l
+
+let out_span a =
+  out_map (int_of_nat a.edom) a.es;
+  out_map (int_of_nat a.ecod) a.et;
+  out_fn a.emu
+
+let out_pspan a =
+  out_span a.espan_of_p;
+  out_map (int_of_nat a.epar) a.epi
+
+let () =
+  let rec loop i =
+    match Scanf.scanf " %s" (fun w -> w) with
+    | "" -> ()
+    | "case" ->
+        let n = read_int () in
+        let _l = read_int () in
+        let fn_, f = read_map () in
+        let _, g = read_map () in
+        let l, h = read_map () in
+        let phi_n = read_fn () in
+        let mu_m = read_fn () in
+        let psi_m = read_fn () in
+        let a = read_pspan () in
+        let b = read_pspan () in
+        let phi_x = read_fn () in
+        let w_a = read_fn () in
+        let g_y = read_fn () in
+        let line op = Printf.printf "%d %s" i op in
+        let nn = nat_of_int fn_ in
+        line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
+        line "comp"; out_map l (ecompose h f); print_newline ();
+        let pairs = to_list (efibre f g) in
+        line "fib";
+        out_map (List.length (to_list f)) (of_list (List.map (function Pair (p, _) -> p) pairs));
+        out_map (List.length (to_list g)) (of_list (List.map (function Pair (_, q) -> q) pairs));
+        print_newline ();
+        line "pull"; out_fn (q_pullback f phi_n); print_newline ();
+        line "push"; out_fn (q_pushforward nn f mu_m); print_newline ();
+        line "integ"; out_fn (q_integrate nn f mu_m psi_m); print_newline ();
+        line "sid"; out_span (q_identity_span (nat_of_int n)); print_newline ();
+        line "scomp"; out_span (q_compose_span b.espan_of_p a.espan_of_p); print_newline ();
+        line "strans"; out_span (q_transpose a.espan_of_p); print_newline ();
+        line "sapply"; out_fn (q_apply a.espan_of_p phi_x); print_newline ();
+        line "papply"; out_fn (q_apply_p a w_a phi_x); print_newline ();
+        line "ptrans"; out_pspan (q_transpose_p a); print_newline ();
+        line "pgrad"; out_fn (q_parameter_gradient a phi_x g_y); print_newline ();
+        line "pcomp"; out_pspan (q_compose_p b a); print_newline ();
+        loop (i + 1)
+    | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2
+  in
+  loop 0

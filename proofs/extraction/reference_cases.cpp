@@ -1,0 +1,283 @@
+// The C++ side of the comparison with the extracted Coq model (ctest
+// proofs_extracted_vs_cpp, proofs/extraction/extracted_vs_cpp.py).
+//
+//   reference_cases generate SEED COUNT     write COUNT generated cases
+//   reference_cases eval POLICY < cases     the results of the operations of
+//                                           the span core on each case
+//   reference_cases policies                the names of POLICY
+//
+// POLICY is `reference` (pm::, through property_tests/support/span_impl.hpp)
+// or one of the mutants of property_tests/support/span_mutants.hpp. The
+// results are printed in the format of model_cases.ml, the extracted model's
+// driver, so that the two outputs must be equal byte for byte.
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "support/span_mutants.hpp"
+
+namespace {
+
+using pm::Index;
+using Q = pm::Rational;
+using pm_test::FinMap;
+using Fn = std::vector<Q>;
+using Span = pm::Span<Q>;
+using PSpan = pm::ParametricSpan<Q>;
+
+[[noreturn]] void fail(const std::string &what) {
+  std::cerr << "reference_cases: " << what << "\n";
+  std::exit(2);
+}
+
+// ---------------------------------------------------------------------------
+// One case: the inputs of every operation compared.
+
+struct Case {
+  Index n = 0, l = 0;
+  FinMap f, g, h; // f : m → n, g : k → n, h : n → l
+  Fn phi_n, mu_m, psi_m;
+  PSpan a, b; // a : X → Y (P_a), b : Y → Z (P_b)
+  Fn phi_x, w_a, g_y;
+};
+
+// The file format: whitespace-separated tokens, a map as `codomain size
+// images…`, a function as `size values…`, a rational as `num/den`.
+std::string show(const Q &q) {
+  std::ostringstream out;
+  out << boost::multiprecision::numerator(q) << "/" << boost::multiprecision::denominator(q);
+  return out.str();
+}
+
+void write_map(std::ostream &out, const FinMap &f) {
+  out << " " << f.codomain << " " << f.domain();
+  for (Index i : f.images) out << " " << i;
+}
+
+void write_fn(std::ostream &out, const Fn &v) {
+  out << " " << v.size();
+  for (const Q &q : v) out << " " << show(q);
+}
+
+Index read_index(std::istream &in, const char *what) {
+  long long v = -1;
+  if (!(in >> v) || v < 0) fail(std::string("cases: expected a size or index for ") + what);
+  return static_cast<Index>(v);
+}
+
+FinMap read_map(std::istream &in, const char *what) {
+  FinMap f;
+  f.codomain = read_index(in, what);
+  f.images.resize(read_index(in, what));
+  for (Index &i : f.images) i = read_index(in, what);
+  f.validate(what);
+  return f;
+}
+
+Fn read_fn(std::istream &in, const char *what) {
+  Fn v(read_index(in, what));
+  for (Q &q : v) {
+    std::string token;
+    long long num = 0, den = 0;
+    char slash = 0;
+    std::istringstream t;
+    if (!(in >> token)) fail(std::string("cases: expected a rational for ") + what);
+    t.str(token);
+    if (!(t >> num >> slash >> den) || slash != '/' || den <= 0)
+      fail(std::string("cases: `") + token + "` for " + what + " is not num/den with den > 0");
+    q = Q(num) / Q(den);
+  }
+  return v;
+}
+
+void write_case(std::ostream &out, const Case &c) {
+  out << "case " << c.n << " " << c.l;
+  for (const FinMap *m : {&c.f, &c.g, &c.h}) write_map(out, *m);
+  for (const Fn *v : {&c.phi_n, &c.mu_m, &c.psi_m}) write_fn(out, *v);
+  for (const PSpan *p : {&c.a, &c.b}) {
+    write_map(out, p->span.s);
+    write_map(out, p->span.t);
+    write_fn(out, p->span.mu);
+    write_map(out, p->pi);
+  }
+  for (const Fn *v : {&c.phi_x, &c.w_a, &c.g_y}) write_fn(out, *v);
+  out << "\n";
+}
+
+bool read_case(std::istream &in, Case &c) {
+  std::string word;
+  if (!(in >> word)) return false;
+  if (word != "case") fail("cases: expected `case`, found `" + word + "`");
+  c.n = read_index(in, "n");
+  c.l = read_index(in, "l");
+  c.f = read_map(in, "f");
+  c.g = read_map(in, "g");
+  c.h = read_map(in, "h");
+  c.phi_n = read_fn(in, "phi_n");
+  c.mu_m = read_fn(in, "mu_m");
+  c.psi_m = read_fn(in, "psi_m");
+  for (PSpan *p : {&c.a, &c.b}) {
+    p->span.s = read_map(in, "span.s");
+    p->span.t = read_map(in, "span.t");
+    p->span.mu = read_fn(in, "span.mu");
+    p->pi = read_map(in, "span.pi");
+    p->validate("case span");
+  }
+  c.phi_x = read_fn(in, "phi_x");
+  c.w_a = read_fn(in, "w_a");
+  c.g_y = read_fn(in, "g_y");
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Generation: small shapes (empty ones included) and small rationals, so
+// that fibre products are mostly non-empty and sums have several terms.
+
+struct Generator {
+  std::mt19937_64 rng;
+  Index size(Index lo, Index hi) { return std::uniform_int_distribution<Index>(lo, hi)(rng); }
+  FinMap map(Index domain, Index codomain) {
+    std::vector<Index> images(domain);
+    for (Index &i : images) i = size(0, codomain - 1);
+    return FinMap(codomain, images);
+  }
+  Fn fn(Index n) {
+    Fn v(n);
+    for (Q &q : v)
+      q = Q(static_cast<long long>(size(0, 6)) - 3) / Q(static_cast<long long>(size(1, 2)));
+    return v;
+  }
+  PSpan pspan(Index x, Index y, Index p) {
+    const Index e = size(0, 5);
+    return PSpan{Span{map(e, x), map(e, y), fn(e)}, map(e, p)};
+  }
+  Case next() {
+    Case c;
+    c.n = size(1, 3);
+    c.l = size(1, 3);
+    const Index m = size(0, 4), k = size(0, 4), x = size(1, 3), y = size(1, 3), z = size(1, 3);
+    c.f = map(m, c.n);
+    c.g = map(k, c.n);
+    c.h = map(c.n, c.l);
+    c.phi_n = fn(c.n);
+    c.mu_m = fn(m);
+    c.psi_m = fn(m);
+    c.a = pspan(x, y, size(1, 3));
+    c.b = pspan(y, z, size(1, 3));
+    c.phi_x = fn(x);
+    c.w_a = fn(c.a.parameters());
+    c.g_y = fn(y);
+    return c;
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Evaluation: one line per operation, `index name result`.
+
+void out_map(std::ostream &out, const FinMap &f) { write_map(out, f); }
+void out_span(std::ostream &out, const Span &a) {
+  write_map(out, a.s);
+  write_map(out, a.t);
+  write_fn(out, a.mu);
+}
+void out_pspan(std::ostream &out, const PSpan &a) {
+  out_span(out, a.span);
+  write_map(out, a.pi);
+}
+
+template <class Impl> void evaluate(std::istream &in, std::ostream &out) {
+  Case c;
+  for (Index i = 0; read_case(in, c); ++i) {
+    const auto line = [&](const char *op) -> std::ostream & { return out << i << " " << op; };
+    out_map(line("id"), Impl::id(c.n));
+    out << "\n";
+    out_map(line("comp"), Impl::comp(c.h, c.f));
+    out << "\n";
+    const pm::FibreProduct fp = Impl::fib(c.f, c.g);
+    out_map(line("fib"), fp.p);
+    out_map(out, fp.q);
+    out << "\n";
+    write_fn(line("pull"), Impl::pull(c.f, c.phi_n));
+    out << "\n";
+    write_fn(line("push"), Impl::push(c.f, c.mu_m));
+    out << "\n";
+    write_fn(line("integ"), Impl::integ(c.f, c.mu_m, c.psi_m));
+    out << "\n";
+    out_span(line("sid"), Impl::template sid<Q>(c.n));
+    out << "\n";
+    out_span(line("scomp"), Impl::scomp(c.b.span, c.a.span));
+    out << "\n";
+    out_span(line("strans"), Impl::strans(c.a.span));
+    out << "\n";
+    write_fn(line("sapply"), Impl::sapply(c.a.span, c.phi_x));
+    out << "\n";
+    write_fn(line("papply"), Impl::papply(c.a, c.w_a, c.phi_x));
+    out << "\n";
+    out_pspan(line("ptrans"), Impl::ptrans(c.a));
+    out << "\n";
+    write_fn(line("pgrad"), Impl::pgrad(c.a, c.phi_x, c.g_y));
+    out << "\n";
+    out_pspan(line("pcomp"), Impl::pcomp(c.b, c.a));
+    out << "\n";
+  }
+}
+
+using Evaluator = void (*)(std::istream &, std::ostream &);
+
+// Every policy of span_mutants.hpp whose mistake is in an operation of the
+// model. Not here: MutBatch (the batch layout, which the model does not
+// have) and MutIso (the isomorphism decision procedure).
+const std::map<std::string, Evaluator> &policies() {
+  using namespace pm_test;
+  static const std::map<std::string, Evaluator> table{
+      {"reference", evaluate<Reference>},
+      {"MutIdentity", evaluate<MutIdentity>},
+      {"MutCompose", evaluate<MutCompose>},
+      {"MutPull", evaluate<MutPull>},
+      {"MutPush", evaluate<MutPush>},
+      {"MutIntegrate", evaluate<MutIntegrate>},
+      {"MutFibre", evaluate<MutFibre>},
+      {"MutMeasureDifference", evaluate<MutMeasureDifference>},
+      {"MutDroppedMeasure", evaluate<MutDroppedMeasure>},
+      {"MutSpanIdentity", evaluate<MutSpanIdentity>},
+      {"MutTransposeUnitMeasure", evaluate<MutTransposeUnitMeasure>},
+      {"MutTransposeReversedMeasure", evaluate<MutTransposeReversedMeasure>},
+      {"MutApplyAdds", evaluate<MutApplyAdds>},
+      {"MutPTranspose", evaluate<MutPTranspose>},
+      {"MutGradient", evaluate<MutGradient>},
+      {"MutParameterOrder", evaluate<MutParameterOrder>},
+  };
+  return table;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const std::string usage = "usage: reference_cases generate SEED COUNT | eval POLICY | policies";
+  if (argc == 4 && std::string(argv[1]) == "generate") {
+    char *end = nullptr;
+    const unsigned long long seed = std::strtoull(argv[2], &end, 10);
+    if (*end) fail("generate: SEED `" + std::string(argv[2]) + "` is not a number");
+    const long count = std::strtol(argv[3], &end, 10);
+    if (*end || count <= 0 || count > 100000)
+      fail("generate: COUNT `" + std::string(argv[3]) + "` is not in 1..100000");
+    Generator gen{std::mt19937_64(seed)};
+    for (long i = 0; i < count; ++i) write_case(std::cout, gen.next());
+    return 0;
+  }
+  if (argc == 3 && std::string(argv[1]) == "eval") {
+    const auto it = policies().find(argv[2]);
+    if (it == policies().end()) fail("eval: unknown POLICY `" + std::string(argv[2]) + "`");
+    it->second(std::cin, std::cout);
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "policies") {
+    for (const auto &[name, _] : policies()) std::cout << name << "\n";
+    return 0;
+  }
+  fail(usage);
+}
