@@ -10,9 +10,13 @@
    product the list of pairs (a, b) with f a = g b in lexicographic order.
    Each operation comes with a theorem saying that on the lists of a model
    object it gives the list of the model's result; so the program extracted
-   from this file (proofs/extraction/) computes what Spans.v defines. *)
+   from this file (proofs/extraction/) computes what Spans.v defines.
+   The second part does the same for the graded span machine of
+   Machines.v: grading, valid parameters and cleaning, the incoming sums of
+   the level plan, the level-by-level forward solver, the dual machine and
+   the backward pass with its parameter gradient. *)
 From mathcomp Require Import all_ssreflect all_algebra.
-From PM Require Import Spans.
+From PM Require Import Spans Machines.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -248,5 +252,128 @@ Proof.
 rewrite /ecompose_p /epspan_of /=; congr EPSpan; first exact: ecompose_spanE.
 by rewrite efibre_points -map_comp; apply: eq_map => e /=; rewrite !nth_mseq.
 Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The graded span machine (src/pm/machine/).                          *)
+
+(* A grading as the list of the grades d(0), ..., d(n-1). *)
+Definition gseq n (d : 'I_n -> nat) : seq nat := [seq d i | i <- enum 'I_n].
+
+Lemma nth_gseq n (d : 'I_n -> nat) (i : 'I_n) x0 : nth x0 (gseq d) i = d i.
+Proof. by rewrite (nth_map i) ?size_enum_ord // nth_ord_enum. Qed.
+
+Lemma size_gseq n (d : 'I_n -> nat) : size (gseq d) = n.
+Proof. by rewrite size_map size_enum_ord. Qed.
+
+Section ExecutableMachine.
+
+Variables (ed : seq nat) (a : epspan).
+
+Local Notation sp := (espan_of_p a).
+Local Notation grade i := (nth 0%N ed i).
+
+(* p is valid when every edge with parameter p raises the grade. *)
+Definition evalid (p : nat) : bool :=
+  all (fun e => (nth 0%N (epi a) e != p) || (grade (nth 0%N (es sp) e) < grade (nth 0%N (et sp) e))%N)
+      (iota 0 (size (epi a))).
+
+Definition eclean (w : seq R) : seq R :=
+  [seq if evalid p then nth 0 w p else 0 | p <- iota 0 (epar a)].
+
+(* What the solver accumulates into acc[i]: the valid edges into i, in
+   increasing edge order, mu(e) * (w(pi e) * z(s e)). *)
+Definition eincoming (w z : seq R) (i : nat) : R :=
+  esum [seq nth 0 (emu sp) e * (nth 0 w (nth 0%N (epi a) e) * nth 0 z (nth 0%N (es sp) e))
+       | e <- iota 0 (size (epi a)) & evalid (nth 0%N (epi a) e) && (nth 0%N (et sp) e == i)].
+
+Variables (sigma : nat -> R -> R) (w y0 z0 : seq R).
+
+Definition eforward_level (k : nat) (x : seq R * seq R) : seq R * seq R :=
+  let y := [seq if grade i == k then nth 0 y0 i + eincoming w x.2 i else nth 0 x.1 i
+           | i <- iota 0 (size ed)] in
+  (y, [seq if grade i == k then nth 0 z0 i + sigma i (nth 0 y i) else nth 0 x.2 i
+      | i <- iota 0 (size ed)]).
+
+Fixpoint eforward (k : nat) : seq R * seq R :=
+  if k is k'.+1 then eforward_level k (eforward k') else (nseq (size ed) 0, nseq (size ed) 0).
+
+End ExecutableMachine.
+
+Definition ereversed (D : nat) (ed : seq nat) : seq nat := [seq (D.+1 - g)%N | g <- ed].
+
+(* The dual machine run by the same solver: transposed span, reversed
+   grading, sigma replaced by v |-> slopes_i v, inputs (g_z, g_y). *)
+Definition ebackward D ed a (slopes w gy gz : seq R) : seq R * seq R :=
+  eforward (ereversed D ed) (etranspose_p a) (fun i v => nth 0 slopes i * v) w gz gy D.
+
+(* The cleaned parameter gradient clean(pi_!^mu(s* z . t* ybar)). *)
+Definition eweight_gradient ed a (z ybar : seq R) : seq R :=
+  eclean ed a (eparameter_gradient a z ybar).
+
+Section MachineEquality.
+
+Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan R n n P).
+
+Lemma all_ord m (P' : pred nat) (Q : pred 'I_m) :
+  (forall i : 'I_m, P' i = Q i) -> all P' (iota 0 m) = [forall i, Q i].
+Proof.
+move=> PQ; rewrite -val_enum_ord all_map; apply/allP/forallP => [H i | H i _] /=.
+  by rewrite -PQ; apply: H; rewrite mem_enum.
+by rewrite PQ.
+Qed.
+
+Theorem evalidE (p : 'I_P) : evalid (gseq d) (epspan_of a) p = valid_parameter d a p.
+Proof.
+rewrite /evalid /= size_mseq; apply: all_ord => e.
+by rewrite !nth_mseq !nth_gseq val_eqE implybE.
+Qed.
+
+Theorem ecleanE w : eclean (gseq d) (epspan_of a) (fseq w) = fseq (clean d a w).
+Proof.
+rewrite /eclean map_iota_ord; apply: eq_map => p /=.
+by rewrite evalidE nth_fseq.
+Qed.
+
+Theorem eincomingE w z (i : 'I_n) :
+  eincoming (gseq d) (epspan_of a) (fseq w) (fseq z) i = incoming d a w z i.
+Proof.
+rewrite /eincoming /= size_mseq; apply: esum_ord => e.
+by rewrite !nth_mseq !nth_fseq evalidE val_eqE.
+Qed.
+
+(* sigma' is the executable nonlinearity, on indices as numbers. *)
+Theorem eforwardE (sigma' : nat -> R -> R) (sigma : 'I_n -> R -> R) w y0 z0 k :
+  (forall i v, sigma' (val i) v = sigma i v) ->
+  eforward (gseq d) (epspan_of a) sigma' (fseq w) (fseq y0) (fseq z0) k
+  = (fseq (forward d a sigma w y0 z0 k).1, fseq (forward d a sigma w y0 z0 k).2).
+Proof.
+move=> sigmaE; elim: k => [|k IH] /=.
+  by rewrite /fseq size_gseq; congr pair; rewrite -[in nseq n 0](size_enum_ord n);
+     elim: (enum 'I_n) => //= x l ->.
+rewrite IH /eforward_level size_gseq !map_iota_ord /=.
+set y := [seq _ | i <- enum 'I_n].
+have -> : y = fseq (forward_level d a sigma w y0 z0 k.+1 (forward d a sigma w y0 z0 k)).1.
+  by apply: eq_map => i /=; rewrite nth_gseq nth_fseq eincomingE nth_fseq.
+congr pair; apply: eq_map => i /=.
+by rewrite nth_gseq !nth_fseq sigmaE.
+Qed.
+
+Theorem ereversedE : ereversed D (gseq d) = gseq (reversed D d).
+Proof. by rewrite /ereversed /gseq -map_comp. Qed.
+
+End MachineEquality.
+
+Theorem ebackwardE n D P (d : 'I_n -> nat) (a : ParametricSpan R n n P) slopes w gy gz :
+  ebackward D (gseq d) (epspan_of a) (fseq slopes) (fseq w) (fseq gy) (fseq gz)
+  = (fseq (backward D d a slopes w gy gz).1, fseq (backward D d a slopes w gy gz).2).
+Proof.
+rewrite /ebackward ereversedE etranspose_pE.
+by apply: eforwardE => i v; rewrite nth_fseq.
+Qed.
+
+Theorem eweight_gradientE n P (d : 'I_n -> nat) (a : ParametricSpan R n n P) z ybar :
+  eweight_gradient (gseq d) (epspan_of a) (fseq z) (fseq ybar)
+  = fseq (clean d a (parameter_gradient a z ybar)).
+Proof. by rewrite /eweight_gradient eparameter_gradientE ecleanE. Qed.
 
 End Executable.
