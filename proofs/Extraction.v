@@ -36,8 +36,22 @@ Definition q_apply_p := @eapply_p Q.
 Definition q_parameter_gradient := @eparameter_gradient Q.
 Definition q_compose_p := @ecompose_p Q.
 
+(* The graded span machine with two exact nonlinearities of
+   src/pm/machine/sigma.hpp: the array sigma(y)_i = s_i y_i, and relu with
+   the derivative convention of the C++ (1 for y > 0, else 0). *)
+Definition q_relu (v : rat) : rat := if 0 < v then v else 0.
+Definition q_relu_slopes (y : seq rat) : seq rat := [seq if 0 < v then 1 else 0 | v <- y].
+Definition q_clean := @eclean Q.
+Definition q_forward_array (ed : seq nat) (a : epspan Q) (slopes w y0 z0 : seq rat) D :=
+  @eforward Q ed a (fun i v => nth 0 slopes i * v) w y0 z0 D.
+Definition q_forward_relu (ed : seq nat) (a : epspan Q) (w y0 z0 : seq rat) D :=
+  @eforward Q ed a (fun _ v => q_relu v) w y0 z0 D.
+Definition q_backward := @ebackward Q.
+Definition q_weight_gradient := @eweight_gradient Q.
+
 Require Extraction.
 Extraction Language OCaml.
 Extraction "pm_model.ml" q_make q_negative q_num q_den q_make_span q_make_pspan
   eidentity_map ecompose efibre q_pullback q_pushforward q_integrate q_identity_span
-  q_transpose q_apply q_compose_span q_transpose_p q_apply_p q_parameter_gradient q_compose_p.
+  q_transpose q_apply q_compose_span q_transpose_p q_apply_p q_parameter_gradient q_compose_p
+  q_relu_slopes q_clean q_forward_array q_forward_relu q_backward q_weight_gradient.

@@ -10,7 +10,7 @@ with `reference_cases generate`, and requires
   * the output of every mutant of property_tests/support/span_mutants.hpp
     that `reference_cases policies` lists to differ from the model's;
   * the cases to reach real work: most composites and fibre products
-    non-empty.
+    non-empty, most machines with a parameter that survives cleaning.
 
 Usage: extracted_vs_cpp.py --coq-out DIR --ocamlopt PATH --reference PATH
                            --out DIR [--seed N] [--cases N]
@@ -22,6 +22,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Operations per case: 14 of the span core, clean, and forward and backward
+# of the machine with an array sigma and with relu.
+PER_CASE = 19
 
 
 def run(cmd, **kw):
@@ -69,19 +72,23 @@ def main():
     model = run([os.path.join(args.out, "model_cases")], input=cases)
     lines = model.splitlines()
     ops = sorted({line.split()[1] for line in lines})
-    if len(lines) != 14 * args.cases:
+    if len(lines) != PER_CASE * args.cases:
         sys.exit(f"extracted_vs_cpp: the model printed {len(lines)} lines for {args.cases} "
-                 "cases, expected 14 per case")
+                 f"cases, expected {PER_CASE} per case")
     # Coverage: `i op X E ...` for scomp, `i fib m E ...` for fib.
     nonempty = {op: sum(1 for l in lines if l.split()[1] == op and l.split()[3] != "0")
                 for op in ("scomp", "pcomp", "fib")}
+    # Machines whose cleaned parameters are not all zero: some edges enter.
+    nonempty["clean"] = sum(1 for l in lines if l.split()[1] == "clean"
+                            and any(v != "0/1" for v in l.split()[3:]))
     print(f"extracted_vs_cpp: {args.cases} cases (seed {args.seed}), operations {', '.join(ops)}; "
           f"non-empty: {nonempty['fib']} fibre products, {nonempty['scomp']} span composites, "
-          f"{nonempty['pcomp']} parametric composites")
+          f"{nonempty['pcomp']} parametric composites, {nonempty['clean']} machines with a "
+          "non-zero cleaned parameter")
     failures = []
     if min(nonempty.values()) * 2 < args.cases:
-        failures.append("fewer than half of the fibre products or composites are non-empty: "
-                        "the generator does not reach real cases")
+        failures.append("fewer than half of the fibre products, composites or cleaned "
+                        "parameters are non-empty: the generator does not reach real cases")
 
     reference = run([args.reference, "eval", "reference"], input=cases)
     diff = first_difference(model, reference)

@@ -83,6 +83,15 @@ let () =
         let phi_x = read_fn () in
         let w_a = read_fn () in
         let g_y = read_fn () in
+        let levels, grades = read_map () in
+        let m = read_pspan () in
+        let m_w = read_fn () in
+        let m_y0 = read_fn () in
+        let m_z0 = read_fn () in
+        let m_slopes = read_fn () in
+        let m_gy = read_fn () in
+        let m_gz = read_fn () in
+        let d = nat_of_int (levels - 1) in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -103,6 +112,18 @@ let () =
         line "ptrans"; out_pspan (q_transpose_p a); print_newline ();
         line "pgrad"; out_fn (q_parameter_gradient a phi_x g_y); print_newline ();
         line "pcomp"; out_pspan (q_compose_p b a); print_newline ();
+        line "clean"; out_fn (q_clean grades m m_w); print_newline ();
+        (* The forward state (y, z), then the backward pass at it: ybar,
+           zbar and the cleaned weight gradient at (z, ybar). *)
+        let machine name (Pair (y, z)) slopes =
+          line ("fwd_" ^ name); out_fn y; out_fn z; print_newline ();
+          let (Pair (zbar, ybar)) = q_backward d grades m slopes m_w m_gy m_gz in
+          line ("bwd_" ^ name); out_fn ybar; out_fn zbar;
+          out_fn (q_weight_gradient grades m z ybar); print_newline ()
+        in
+        machine "array" (q_forward_array grades m m_slopes m_w m_y0 m_z0 d) m_slopes;
+        let (Pair (y, _)) as relu = q_forward_relu grades m m_w m_y0 m_z0 d in
+        machine "relu" relu (Obj.magic (q_relu_slopes (Obj.magic y)));
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2
   in

@@ -10,6 +10,7 @@
 // or one of the mutants of property_tests/support/span_mutants.hpp. The
 // results are printed in the format of model_cases.ml, the extracted model's
 // driver, so that the two outputs must be equal byte for byte.
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include <sstream>
 #include <string>
 
+#include "pm/machine.hpp"
 #include "support/span_mutants.hpp"
 
 namespace {
@@ -43,6 +45,14 @@ struct Case {
   Fn phi_n, mu_m, psi_m;
   PSpan a, b; // a : X → Y (P_a), b : Y → Z (P_b)
   Fn phi_x, w_a, g_y;
+  // A graded span machine on n_m indices: its grading (levels D, as a map
+  // into 0..D whose images are the grades), span, parameters, inputs, the
+  // slopes of an array σ and the output gradients of the backward pass.
+  FinMap grades;
+  PSpan m;
+  Fn m_w, m_y0, m_z0, m_slopes, m_gy, m_gz;
+
+  pm::Grading grading() const { return pm::Grading(grades.codomain - 1, grades.images); }
 };
 
 // The file format: whitespace-separated tokens, a map as `codomain size
@@ -105,6 +115,12 @@ void write_case(std::ostream &out, const Case &c) {
     write_map(out, p->pi);
   }
   for (const Fn *v : {&c.phi_x, &c.w_a, &c.g_y}) write_fn(out, *v);
+  write_map(out, c.grades);
+  write_map(out, c.m.span.s);
+  write_map(out, c.m.span.t);
+  write_fn(out, c.m.span.mu);
+  write_map(out, c.m.pi);
+  for (const Fn *v : {&c.m_w, &c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) write_fn(out, *v);
   out << "\n";
 }
 
@@ -130,6 +146,16 @@ bool read_case(std::istream &in, Case &c) {
   c.phi_x = read_fn(in, "phi_x");
   c.w_a = read_fn(in, "w_a");
   c.g_y = read_fn(in, "g_y");
+  c.grades = read_map(in, "grades");
+  if (c.grades.codomain < 2) fail("cases: a grading needs at least one level");
+  c.m.span.s = read_map(in, "machine span.s");
+  c.m.span.t = read_map(in, "machine span.t");
+  c.m.span.mu = read_fn(in, "machine span.mu");
+  c.m.pi = read_map(in, "machine span.pi");
+  c.m.validate("machine span");
+  for (Fn *v : {&c.m_w, &c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz})
+    *v = read_fn(in, "machine");
+  (void)c.grading();
   return true;
 }
 
@@ -171,6 +197,25 @@ struct Generator {
     c.phi_x = fn(x);
     c.w_a = fn(c.a.parameters());
     c.g_y = fn(y);
+    // The machine: one level in a quarter of the cases (every edge then
+    // stays within its grade and is cleaned away), else two or three; edges
+    // drawn again (up to three times) when they stay within a grade, and
+    // turned round when they would fall, so that cleaning keeps most
+    // parameters and zeroes some.
+    const Index n = size(1, 5), levels = std::min<Index>(size(1, 4), 3), e = size(0, 8),
+                p = size(1, 3);
+    std::vector<Index> g(n), s(e), t(e);
+    for (Index &v : g) v = size(1, levels);
+    for (Index i = 0; i < e; ++i) {
+      s[i] = size(0, n - 1);
+      t[i] = size(0, n - 1);
+      for (int tries = 0; tries < 3 && g[s[i]] == g[t[i]]; ++tries) t[i] = size(0, n - 1);
+      if (g[s[i]] > g[t[i]]) std::swap(s[i], t[i]);
+    }
+    c.grades = FinMap(levels + 1, g);
+    c.m = PSpan{Span{FinMap(n, s), FinMap(n, t), fn(e)}, map(e, p)};
+    c.m_w = fn(p);
+    for (Fn *v : {&c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) *v = fn(n);
     return c;
   }
 };
@@ -189,7 +234,59 @@ void out_pspan(std::ostream &out, const PSpan &a) {
   write_map(out, a.pi);
 }
 
-template <class Impl> void evaluate(std::istream &in, std::ostream &out) {
+pm::Batch<Q> column(const Fn &v) { return pm::Batch<Q>::from_columns(v.size(), {v}); }
+
+// The operations of the machine, bundled like Reference so that a mutant can
+// replace one. These mirror mutants of the property tests of machines: a
+// clean that keeps every parameter, a sweep over the reversed grading, a
+// dual machine over the original grading, an uncleaned weight gradient.
+struct MachineReference {
+  static Fn clean(const PSpan &a, const pm::Grading &d, const Fn &w) { return pm::clean(a, d, w); }
+  static pm::MachineState<Q> forward(const pm::GradedSpanMachine<Q> &m, const Fn &w,
+                                     const pm::Batch<Q> &y0, const pm::Batch<Q> &z0) {
+    return pm::forward(m, w, y0, z0);
+  }
+  static pm::Gradients<Q> backward(const pm::GradedSpanMachine<Q> &m, const Fn &w,
+                                   const pm::MachineState<Q> &x, const pm::Batch<Q> &gy,
+                                   const pm::Batch<Q> &gz) {
+    return pm::backward(m, w, x, gy, gz);
+  }
+};
+struct MutCleanKeepsAll : MachineReference {
+  static Fn clean(const PSpan &, const pm::Grading &, const Fn &w) { return w; }
+};
+struct MutReversedSweep : MachineReference {
+  static pm::MachineState<Q> forward(const pm::GradedSpanMachine<Q> &m, const Fn &w,
+                                     const pm::Batch<Q> &y0, const pm::Batch<Q> &z0) {
+    return pm::forward(pm::GradedSpanMachine<Q>(m.grading().reversed(), m.span(), m.sigma()), w, y0,
+                       z0);
+  }
+};
+struct MutUnreversedDual : MachineReference {
+  static pm::Gradients<Q> backward(const pm::GradedSpanMachine<Q> &m, const Fn &w,
+                                   const pm::MachineState<Q> &x, const pm::Batch<Q> &gy,
+                                   const pm::Batch<Q> &gz) {
+    pm::Gradients<Q> g = pm::backward(m, w, x, gy, gz);
+    const pm::GradedSpanMachine<Q> d = pm::dual(m, x.y);
+    const auto u =
+        pm::forward(pm::GradedSpanMachine<Q>(m.grading(), d.span(), d.sigma()), w, gz, gy);
+    g.y0 = u.z;
+    g.z0 = u.y;
+    return g;
+  }
+};
+struct MutUncleanedGradient : MachineReference {
+  static pm::Gradients<Q> backward(const pm::GradedSpanMachine<Q> &m, const Fn &w,
+                                   const pm::MachineState<Q> &x, const pm::Batch<Q> &gy,
+                                   const pm::Batch<Q> &gz) {
+    pm::Gradients<Q> g = pm::backward(m, w, x, gy, gz);
+    g.w = pm::parameter_gradient(m.span(), x.z.column(0), g.y0.column(0));
+    return g;
+  }
+};
+
+template <class Impl, class MImpl = MachineReference>
+void evaluate(std::istream &in, std::ostream &out) {
   Case c;
   for (Index i = 0; read_case(in, c); ++i) {
     const auto line = [&](const char *op) -> std::ostream & { return out << i << " " << op; };
@@ -223,14 +320,32 @@ template <class Impl> void evaluate(std::istream &in, std::ostream &out) {
     out << "\n";
     out_pspan(line("pcomp"), Impl::pcomp(c.b, c.a));
     out << "\n";
+    const pm::Grading d = c.grading();
+    write_fn(line("clean"), MImpl::clean(c.m, d, c.m_w));
+    out << "\n";
+    const auto machine = [&](const char *name, const pm::Sigma<Q> &sigma) {
+      const pm::GradedSpanMachine<Q> m(d, c.m, sigma);
+      const pm::MachineState<Q> x = MImpl::forward(m, c.m_w, column(c.m_y0), column(c.m_z0));
+      write_fn(line((std::string("fwd_") + name).c_str()), x.y.column(0));
+      write_fn(out, x.z.column(0));
+      out << "\n";
+      const pm::Gradients<Q> g = MImpl::backward(m, c.m_w, x, column(c.m_gy), column(c.m_gz));
+      write_fn(line((std::string("bwd_") + name).c_str()), g.y0.column(0));
+      write_fn(out, g.z0.column(0));
+      write_fn(out, g.w);
+      out << "\n";
+    };
+    machine("array", pm::Sigma<Q>::array(column(c.m_slopes)));
+    machine("relu", pm::Sigma<Q>::relu());
   }
 }
 
 using Evaluator = void (*)(std::istream &, std::ostream &);
 
 // Every policy of span_mutants.hpp whose mistake is in an operation of the
-// model. Not here: MutBatch (the batch layout, which the model does not
-// have) and MutIso (the isomorphism decision procedure).
+// model, and the machine mutants above. Not here: MutBatch (the batch
+// layout, which the model does not have) and MutIso (the isomorphism
+// decision procedure).
 const std::map<std::string, Evaluator> &policies() {
   using namespace pm_test;
   static const std::map<std::string, Evaluator> table{
@@ -250,6 +365,10 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutPTranspose", evaluate<MutPTranspose>},
       {"MutGradient", evaluate<MutGradient>},
       {"MutParameterOrder", evaluate<MutParameterOrder>},
+      {"MutCleanKeepsAll", evaluate<Reference, MutCleanKeepsAll>},
+      {"MutReversedSweep", evaluate<Reference, MutReversedSweep>},
+      {"MutUnreversedDual", evaluate<Reference, MutUnreversedDual>},
+      {"MutUncleanedGradient", evaluate<Reference, MutUncleanedGradient>},
   };
   return table;
 }
