@@ -23,8 +23,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Operations per case: 14 of the span core, clean, and forward and backward
-# of the machine with an array sigma and with relu.
-PER_CASE = 19
+# of the machine with an array sigma and with relu, and the layers dense,
+# conv and conv_transpose.
+PER_CASE = 22
 
 
 def run(cmd, **kw):

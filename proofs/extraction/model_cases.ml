@@ -92,6 +92,21 @@ let () =
         let m_gy = read_fn () in
         let m_gz = read_fn () in
         let d = nat_of_int (levels - 1) in
+        let dense_in = read_int () in
+        let dense_out = read_int () in
+        let read_list () =
+          let size = read_int () in
+          of_list (List.init size (fun _ -> nat_of_int (read_int ())))
+        in
+        let spatial = read_list () in
+        let cin = read_int () in
+        let cout = read_int () in
+        let kernel = read_list () in
+        let lo = read_list () in
+        let hi = read_list () in
+        let stride = read_list () in
+        let dilation = read_list () in
+        let groups = read_int () in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -124,6 +139,14 @@ let () =
         machine "array" (q_forward_array grades m m_slopes m_w m_y0 m_z0 d) m_slopes;
         let (Pair (y, _)) as relu = q_forward_relu grades m m_w m_y0 m_z0 d in
         machine "relu" relu (Obj.magic (q_relu_slopes (Obj.magic y)));
+        line "dense"; out_pspan (q_dense (nat_of_int dense_in) (nat_of_int dense_out));
+        print_newline ();
+        let conv =
+          q_conv spatial (nat_of_int cin) (nat_of_int cout) kernel lo hi stride dilation
+            (nat_of_int groups)
+        in
+        line "conv"; out_pspan conv; print_newline ();
+        line "conv_transpose"; out_pspan (q_transpose_p conv); print_newline ();
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2
   in

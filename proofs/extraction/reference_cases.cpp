@@ -19,6 +19,8 @@
 #include <sstream>
 #include <string>
 
+#include "pm/layers/conv.hpp"
+#include "pm/layers/dense.hpp"
 #include "pm/machine.hpp"
 #include "support/span_mutants.hpp"
 
@@ -53,7 +55,16 @@ struct Case {
   Fn m_w, m_y0, m_z0, m_slopes, m_gy, m_gz;
 
   pm::Grading grading() const { return pm::Grading(grades.codomain - 1, grades.images); }
+  // A dense layer (no bias) and a convolution.
+  pm::DenseSpec dense;
+  pm::ConvSpec conv;
 };
+
+// An index list as `size entries…`.
+void write_list(std::ostream &out, const std::vector<Index> &v) {
+  out << " " << v.size();
+  for (Index i : v) out << " " << i;
+}
 
 // The file format: whitespace-separated tokens, a map as `codomain size
 // images…`, a function as `size values…`, a rational as `num/den`.
@@ -121,7 +132,13 @@ void write_case(std::ostream &out, const Case &c) {
   write_fn(out, c.m.span.mu);
   write_map(out, c.m.pi);
   for (const Fn *v : {&c.m_w, &c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) write_fn(out, *v);
-  out << "\n";
+  out << " " << c.dense.in << " " << c.dense.out;
+  write_list(out, c.conv.spatial);
+  out << " " << c.conv.in_channels << " " << c.conv.out_channels;
+  for (const auto *v :
+       {&c.conv.kernel, &c.conv.pad_lo, &c.conv.pad_hi, &c.conv.stride, &c.conv.dilation})
+    write_list(out, *v);
+  out << " " << c.conv.groups << "\n";
 }
 
 bool read_case(std::istream &in, Case &c) {
@@ -156,6 +173,24 @@ bool read_case(std::istream &in, Case &c) {
   for (Fn *v : {&c.m_w, &c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz})
     *v = read_fn(in, "machine");
   (void)c.grading();
+  c.dense.in = read_index(in, "dense.in");
+  c.dense.out = read_index(in, "dense.out");
+  const auto list = [&](const char *what) {
+    std::vector<Index> v(read_index(in, what));
+    for (Index &i : v) i = read_index(in, what);
+    return v;
+  };
+  c.conv.spatial = list("conv.spatial");
+  c.conv.in_channels = read_index(in, "conv.in_channels");
+  c.conv.out_channels = read_index(in, "conv.out_channels");
+  for (auto [v, what] : {std::pair{&c.conv.kernel, "conv.kernel"},
+                         {&c.conv.pad_lo, "conv.pad_lo"},
+                         {&c.conv.pad_hi, "conv.pad_hi"},
+                         {&c.conv.stride, "conv.stride"},
+                         {&c.conv.dilation, "conv.dilation"}})
+    *v = list(what);
+  c.conv.groups = read_index(in, "conv.groups");
+  c.conv.validate();
   return true;
 }
 
@@ -216,7 +251,36 @@ struct Generator {
     c.m = PSpan{Span{FinMap(n, s), FinMap(n, t), fn(e)}, map(e, p)};
     c.m_w = fn(p);
     for (Fn *v : {&c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) *v = fn(n);
+    c.dense = pm::DenseSpec{size(0, 4), size(0, 4), false};
+    c.conv = conv_spec();
     return c;
+  }
+  // A valid convolution: rank 1 to 3 (smaller extents for higher rank),
+  // asymmetric padding, strides and dilations up to 2, one or two groups;
+  // each optional field left empty in a quarter of the cases.
+  pm::ConvSpec conv_spec() {
+    pm::ConvSpec s;
+    const Index rank = size(1, 3), extent = rank == 1 ? 6 : rank == 2 ? 4 : 3;
+    s.groups = size(1, 2);
+    s.in_channels = s.groups * size(1, 2);
+    s.out_channels = s.groups * size(1, 2);
+    const auto optional = [&](Index lo, Index hi) {
+      std::vector<Index> v;
+      if (size(0, 3) > 0)
+        for (Index j = 0; j < rank; ++j) v.push_back(size(lo, hi));
+      return v;
+    };
+    for (Index j = 0; j < rank; ++j) s.kernel.push_back(size(1, 3));
+    s.pad_lo = optional(0, 2);
+    s.pad_hi = optional(0, 2);
+    s.stride = optional(1, 2);
+    s.dilation = optional(1, 2);
+    for (Index j = 0; j < rank; ++j) {
+      const Index padding = s.lo(j) + s.hi(j);
+      s.spatial.push_back(
+          std::max(size(1, extent), s.reach(j) > padding ? s.reach(j) - padding : 1));
+    }
+    return s;
   }
 };
 
@@ -285,7 +349,50 @@ struct MutUncleanedGradient : MachineReference {
   }
 };
 
-template <class Impl, class MImpl = MachineReference>
+// The layer constructors, and mutants that each forget one field of the
+// specification or one step of the construction.
+struct LayerReference {
+  static PSpan dense(const pm::DenseSpec &d) { return pm::dense<Q>(d); }
+  static PSpan conv(const pm::ConvSpec &c) { return pm::conv<Q>(c); }
+  static PSpan conv_transpose(const pm::ConvSpec &c) { return pm::conv_transpose<Q>(c); }
+};
+struct MutDenseOutputMajor : LayerReference {
+  static PSpan dense(const pm::DenseSpec &d) {
+    PSpan a = pm::dense<Q>(d);
+    for (Index &p : a.pi.images) p = (p % d.out) * d.in + p / d.out;
+    return a;
+  }
+};
+struct MutConvPadsSwapped : LayerReference {
+  static PSpan conv(pm::ConvSpec c) {
+    std::swap(c.pad_lo, c.pad_hi);
+    return pm::conv<Q>(c);
+  }
+};
+struct MutConvNoDilation : LayerReference {
+  static PSpan conv(pm::ConvSpec c) {
+    c.dilation.clear();
+    for (Index j = 0; j < c.rank(); ++j) c.kernel[j] = c.reach(j); // keep the output extents
+    return pm::conv<Q>(c);
+  }
+};
+struct MutConvNoStride : LayerReference {
+  static PSpan conv(pm::ConvSpec c) {
+    c.stride.clear();
+    return pm::conv<Q>(c);
+  }
+};
+struct MutConvOneGroup : LayerReference {
+  static PSpan conv(pm::ConvSpec c) {
+    c.groups = 1;
+    return pm::conv<Q>(c);
+  }
+};
+struct MutConvTransposeUntransposed : LayerReference {
+  static PSpan conv_transpose(const pm::ConvSpec &c) { return pm::conv<Q>(c); }
+};
+
+template <class Impl, class MImpl = MachineReference, class LImpl = LayerReference>
 void evaluate(std::istream &in, std::ostream &out) {
   Case c;
   for (Index i = 0; read_case(in, c); ++i) {
@@ -337,13 +444,19 @@ void evaluate(std::istream &in, std::ostream &out) {
     };
     machine("array", pm::Sigma<Q>::array(column(c.m_slopes)));
     machine("relu", pm::Sigma<Q>::relu());
+    out_pspan(line("dense"), LImpl::dense(c.dense));
+    out << "\n";
+    out_pspan(line("conv"), LImpl::conv(c.conv));
+    out << "\n";
+    out_pspan(line("conv_transpose"), LImpl::conv_transpose(c.conv));
+    out << "\n";
   }
 }
 
 using Evaluator = void (*)(std::istream &, std::ostream &);
 
 // Every policy of span_mutants.hpp whose mistake is in an operation of the
-// model, and the machine mutants above. Not here: MutBatch (the batch
+// model, and the machine and layer mutants above. Not here: MutBatch (the batch
 // layout, which the model does not have) and MutIso (the isomorphism
 // decision procedure).
 const std::map<std::string, Evaluator> &policies() {
@@ -369,6 +482,13 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutReversedSweep", evaluate<Reference, MutReversedSweep>},
       {"MutUnreversedDual", evaluate<Reference, MutUnreversedDual>},
       {"MutUncleanedGradient", evaluate<Reference, MutUncleanedGradient>},
+      {"MutDenseOutputMajor", evaluate<Reference, MachineReference, MutDenseOutputMajor>},
+      {"MutConvPadsSwapped", evaluate<Reference, MachineReference, MutConvPadsSwapped>},
+      {"MutConvNoDilation", evaluate<Reference, MachineReference, MutConvNoDilation>},
+      {"MutConvNoStride", evaluate<Reference, MachineReference, MutConvNoStride>},
+      {"MutConvOneGroup", evaluate<Reference, MachineReference, MutConvOneGroup>},
+      {"MutConvTransposeUntransposed",
+       evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},
   };
   return table;
 }
