@@ -160,6 +160,24 @@ rewrite filter_map /= (@eq_filter _ _ (pred1 y)) // filter_pred1_uniq ?iota_uniq
 by rewrite /ewt /eprm /esrc /= mul1r addr0.
 Qed.
 
+(* The input gradient of the dense layer: (L_Wᵀ g)(x) = Σ_y W(x, y) g(y). *)
+(* Law: LAYER-DENSE-INPUT-GRADIENT *)
+Theorem dense_transpose_textbook I O (w g : seq R) :
+  eapply_p (etranspose_p (of_edges I O (I * O) (edense I O))) w g
+  = [seq esum [seq nth 0 w (x * O + y) * nth 0 g y | y <- iota 0 O] | x <- iota 0 I].
+Proof.
+rewrite transpose_p_edges; apply/eq_in_map => x; rewrite mem_iota add0n => /andP[_ lt].
+rewrite esum_allpairs.
+rewrite (@eq_map _ _ _ (fun x' => if x' == x then
+           esum [seq nth 0 w (x' * O + y) * nth 0 g y | y <- iota 0 O] else 0)).
+  by rewrite esum_pick.
+move=> x' /=; rewrite filter_map -map_comp /preim /esrc /=.
+case: eqP => [-> | ne].
+  rewrite (@eq_filter _ _ predT) ?filter_predT //; congr esum; apply: eq_map => y.
+  by rewrite /ewt /eprm /etgt /= mul1r.
+by rewrite (@eq_filter _ _ pred0) ?filter_pred0 // => y /=; apply/eqP.
+Qed.
+
 (* ------------------------------------------------------------------ *)
 (* Convolution of any rank (conv.hpp).                                 *)
 
@@ -311,6 +329,7 @@ Qed.
 (* The weight gradient: at the parameter p = (k, c_in, c_out), the sum over
    the outputs y of channel c_out whose offset k reads inside the input of
    x[o·stride + k·dilation − pad_lo, g·C_in/groups + c_in] g[y]. *)
+(* Law: LAYER-CONV-WEIGHT-GRADIENT *)
 Theorem conv_gradient_textbook (x g : seq R) :
   eparameter_gradient econv x g
   = [seq esum [seq esum [seq esum [seq if inside (nth [::] outputs y) (nth [::] offsets kf)

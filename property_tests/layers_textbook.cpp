@@ -1,0 +1,104 @@
+// Laws of spec/layers.md §4, the textbook backward formulas proved in
+// proofs/Layers.v, run on the C++ constructors exactly over Q. Each law is
+// run on the reference constructor and on a deliberately wrong one, which it
+// must reject.
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "pm/layers.hpp"
+#include "support/generators.hpp"
+#include "support/law.hpp"
+
+using namespace pm;
+using Q = Rational;
+
+namespace {
+
+using DenseMaker = std::function<ParametricSpan<Q>(const DenseSpec &)>;
+using ConvMaker = std::function<ParametricSpan<Q>(const ConvSpec &)>;
+
+Index pick(Index lo, Index hi) { return *rc::gen::inRange<Index>(lo, hi + 1); }
+
+// LAYER-DENSE-INPUT-GRADIENT: (L_Wᵀ g)(x) = Σ_y W(x·|Y| + y) g(y).
+void law_dense_input_gradient(const DenseMaker &make) {
+  const DenseSpec d{pick(1, 4), pick(1, 4), false};
+  const Function<Q> w = *pm_test::function<Q>(d.in * d.out), g = *pm_test::function<Q>(d.out);
+  Function<Q> expected(d.in, Q(0));
+  for (Index x = 0; x < d.in; ++x)
+    for (Index y = 0; y < d.out; ++y) expected[x] += w[x * d.out + y] * g[y];
+  RC_ASSERT(act(transpose(make(d)), w, g) == expected);
+}
+
+// The dense layer with its weights read output-major, y·|X| + x.
+ParametricSpan<Q> output_major_dense(const DenseSpec &d) {
+  ParametricSpan<Q> a = dense<Q>(d);
+  for (Index &p : a.pi.images) p = (p % d.out) * d.in + p / d.out;
+  return a;
+}
+
+// A convolution geometry of rank 1..3 whose every field is exercised:
+// asymmetric padding, stride, dilation and groups, each axis long enough for
+// its dilated kernel.
+ConvSpec any_conv() {
+  ConvSpec c;
+  const Index rank = pick(1, 3);
+  c.groups = pick(1, 2);
+  c.in_channels = c.groups * pick(1, 2);
+  c.out_channels = c.groups * pick(1, 2);
+  for (Index j = 0; j < rank; ++j) {
+    c.kernel.push_back(pick(1, 3));
+    c.pad_lo.push_back(pick(0, 2));
+    c.pad_hi.push_back(pick(0, 2));
+    c.stride.push_back(pick(1, 2));
+    c.dilation.push_back(pick(1, 2));
+    const Index reach = c.reach(j), padding = c.lo(j) + c.hi(j);
+    const Index shortest = reach > padding ? reach - padding : 1;
+    c.spatial.push_back(pick(shortest, std::max<Index>(shortest, rank == 1 ? 6 : 3)));
+  }
+  return c;
+}
+
+// LAYER-CONV-WEIGHT-GRADIENT: for every parameter p = (k, c, c_out), the sum
+// over the output positions o that read inside the input of
+// x[o·s + k·d − lo, γ·C_in/g + c] · g[o, c_out].
+void law_conv_weight_gradient(const ConvMaker &make) {
+  const ConvSpec c = any_conv();
+  const Shape in = c.input_shape(), out = c.output_shape(), par = c.parameter_shape();
+  const Shape positions(c.output_extents());
+  const Function<Q> x = *pm_test::function<Q>(in.size()), g = *pm_test::function<Q>(out.size());
+  const Index per_group_in = c.in_channels / c.groups, per_group_out = c.out_channels / c.groups;
+  Function<Q> expected(par.size(), Q(0));
+  for (Index p = 0; p < par.size(); ++p) {
+    const std::vector<Index> kcc = par.multi(p); // (k…, c, c_out)
+    const Index c_out = kcc.back(), channel = c_out / per_group_out * per_group_in + kcc[c.rank()];
+    for (Index op = 0; op < positions.size(); ++op) {
+      std::vector<Index> o = positions.multi(op), at(c.rank() + 1);
+      bool reads_input = true;
+      for (Index j = 0; j < c.rank(); ++j) {
+        const Index before_pad = o[j] * c.step(j) + kcc[j] * c.dil(j);
+        reads_input = reads_input && before_pad >= c.lo(j) && before_pad < c.lo(j) + c.spatial[j];
+        at[j] = before_pad - c.lo(j);
+      }
+      if (!reads_input) continue;
+      at.back() = channel;
+      o.push_back(c_out);
+      expected[p] += x[in.flat(at)] * g[out.flat(o)];
+    }
+  }
+  RC_ASSERT(parameter_gradient(make(c), x, g) == expected);
+}
+
+// The convolution with its low and high padding exchanged.
+ParametricSpan<Q> pads_swapped_conv(ConvSpec c) {
+  std::swap(c.pad_lo, c.pad_hi);
+  return conv<Q>(c);
+}
+
+} // namespace
+
+PM_LAW("LAYER-DENSE-INPUT-GRADIENT", "transposed dense span = Σ_y W(x, y) g(y)",
+       law_dense_input_gradient(dense<Q>), law_dense_input_gradient(output_major_dense))
+PM_LAW("LAYER-CONV-WEIGHT-GRADIENT",
+       "convolution parameter gradient = correlation of the input with the output gradient",
+       law_conv_weight_gradient(conv<Q>), law_conv_weight_gradient(pads_swapped_conv))
