@@ -120,6 +120,22 @@ rewrite nth_ehadamard ?size_map // !(nth_map 0%N) ?size_map //.
 by rewrite !(nth_map edge0).
 Qed.
 
+(* The operator of the plain span (no parameter): at y, the sum over the
+   edges into y of weight · φ(source). *)
+Theorem eapply_edges X Y P (es : seq edge) (phi : seq R) :
+  eapply (espan_of_p (of_edges X Y P es)) phi
+  = [seq esum [seq ewt e * nth 0 phi (esrc e) | e <- es & etgt e == y] | y <- iota 0 Y].
+Proof.
+rewrite /eapply /eintegrate /= size_map; apply: eq_map => y.
+rewrite -(esum_edges es (fun e => ewt e * nth 0 phi (esrc e)) (fun e => etgt e == y)).
+congr esum.
+have -> : [seq a <- iota 0 (size es) | nth 0%N (map etgt es) a == y]
+  = [seq a <- iota 0 (size es) | etgt (nth edge0 es a) == y].
+  by apply: eq_in_filter => a; rewrite mem_iota add0n => /andP[_ lt]; rewrite (nth_map edge0).
+apply/eq_in_map => a; rewrite mem_filter mem_iota add0n => /andP[_ /andP[_ lt]].
+by rewrite (nth_map 0%N) ?size_map // !(nth_map edge0).
+Qed.
+
 (* Sums over nested lists. *)
 Lemma esum_flatten (ls : seq (seq edge)) (F : edge -> R) (Q : pred edge) :
   esum [seq F e | e <- flatten ls & Q e] = esum [seq esum [seq F e | e <- l & Q e] | l <- ls].
@@ -128,6 +144,9 @@ Proof. by elim: ls => //= l ls IH; rewrite filter_cat map_cat esum_cat IH. Qed.
 Lemma esum_flatten_all (ls : seq (seq edge)) (F : edge -> R) :
   esum [seq F e | e <- flatten ls] = esum [seq esum [seq F e | e <- l] | l <- ls].
 Proof. by elim: ls => //= l ls IH; rewrite map_cat esum_cat IH. Qed.
+
+Lemma esum_scale (m : R) (l : seq R) : m * esum l = esum [seq m * v | v <- l].
+Proof. by elim: l => /= [|v l <-]; rewrite ?mulr0 ?mulrDr. Qed.
 
 Lemma esum_zero T (s : seq T) : esum [seq 0 : R | _ <- s] = 0.
 Proof. by elim: s => //= _ s ->; rewrite addr0. Qed.
@@ -257,6 +276,19 @@ move=> /flattenP[l /mapP[kf _ ->]]; case: ifP => _ //.
 by move=> /mapP[ci _ ->].
 Qed.
 
+(* A filtered sum over the edges into y is the sum over the block of y. *)
+Lemma conv_block_sum (F : edge -> R) y : (y < size outputs)%N ->
+  esum [seq F e | e <- econv_edges & etgt e == y] = esum [seq F e | e <- conv_block y].
+Proof.
+move=> lt; rewrite esum_flatten -map_comp.
+rewrite (@eq_map _ _ _ (fun y' => if y' == y then esum [seq F e | e <- conv_block y'] else 0)).
+  by rewrite esum_pick.
+move=> y' /=; case: eqP => [-> | ne].
+  by congr (esum (map _ _)); apply/all_filterP/allP => e /block_targets ->.
+rewrite (@eq_in_filter _ _ pred0) ?filter_pred0 // => e /block_targets -> /=.
+by apply/eqP.
+Qed.
+
 (* The convolution: at the output y with multi-index o = (position, c_out),
      y[o] = Σ_{k, c_in} W[k, c_in, c_out] x[o·stride + k·dilation − pad_lo, g·C_in/groups + c_in],
    x zero outside the input, g = c_out / (C_out / groups). *)
@@ -270,19 +302,12 @@ Theorem conv_textbook (w x : seq R) :
     | y <- iota 0 (size outputs)].
 Proof.
 rewrite eapply_p_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ lt] /=.
-set F := fun e : edge => ewt e * (nth 0 w (eprm e) * nth 0 x (esrc e)).
-rewrite esum_flatten -map_comp.
-rewrite (@eq_map _ _ _ (fun y' => if y' == y then esum [seq F e | e <- conv_block y'] else 0)).
-  rewrite esum_pick // /conv_block esum_flatten_all -map_comp; congr esum; apply: eq_map => kf /=.
-  case: ifP => [ins | outs] /=.
-    rewrite -map_comp; congr esum; apply: eq_map => ci.
-    by rewrite /F /padded ins /ewt /= mul1r.
-  rewrite (@eq_map _ _ _ (fun _ => 0)) ?esum_zero // => ci.
-  by rewrite /padded outs mulr0.
-move=> y' /=; case: eqP => [-> | ne].
-  by congr (esum (map _ _)); apply/all_filterP/allP => e /block_targets ->.
-rewrite (@eq_in_filter _ _ pred0) ?filter_pred0 // => e /block_targets -> /=.
-by apply/eqP.
+rewrite conv_block_sum // /conv_block esum_flatten_all -map_comp; congr esum; apply: eq_map => kf /=.
+case: ifP => [ins | outs] /=.
+  rewrite -map_comp; congr esum; apply: eq_map => ci.
+  by rewrite /padded ins /ewt /= mul1r.
+rewrite (@eq_map _ _ _ (fun _ => 0)) ?esum_zero // => ci.
+by rewrite /padded outs mulr0.
 Qed.
 
 (* The edge of output y, kernel offset kf and input channel ci. *)
@@ -346,5 +371,52 @@ by case: ifP => // _; rewrite /ewt mul1r.
 Qed.
 
 End Convolution.
+
+(* ------------------------------------------------------------------ *)
+(* Average pooling (pool.hpp).                                         *)
+
+Record PoolSpec := {
+  pool_spatial : seq nat;
+  channels : nat;
+  window : seq nat;
+  pool_lo : seq nat;
+  pool_hi : seq nat;
+  pool_stride : seq nat   (* empty: the window *)
+}.
+
+(* The geometry of a depthwise convolution with dilation 1. *)
+Definition pool_conv (c : PoolSpec) : ConvSpec :=
+  Build_ConvSpec (pool_spatial c) (channels c) (channels c) (window c) (pool_lo c) (pool_hi c)
+                 (if pool_stride c is [::] then window c else pool_stride c) [::] (channels c).
+
+(* Every edge of the depthwise geometry, with the weight m (1/|window| in
+   pm::average_pool) and no parameter. *)
+Definition epool_edges (c : PoolSpec) (m : R) : seq edge :=
+  [seq ((esrc e, etgt e), 0%N, m) | e <- econv_edges (pool_conv c)].
+
+Definition epool (c : PoolSpec) (m : R) : epspan R :=
+  of_edges (foldr muln 1%N (in_shape (pool_conv c))) (size (outputs (pool_conv c))) 1
+           (epool_edges c m).
+
+(* Average pooling: at the output y with multi-index o = (position, c), m
+   times the sum over the window offsets k of the input at
+   (o·stride + k − lo, c), zero outside the input. *)
+Theorem pool_textbook (c : PoolSpec) (m : R) (x : seq R) : (0 < channels c)%N ->
+  eapply (espan_of_p (epool c m)) x
+  = [seq let o := nth [::] (outputs (pool_conv c)) y in
+         m * esum [seq padded (pool_conv c) x o (nth [::] (offsets (pool_conv c)) kf) (last 0%N o)
+                  | kf <- iota 0 (size (offsets (pool_conv c)))]
+    | y <- iota 0 (size (outputs (pool_conv c)))].
+Proof.
+move=> pos; rewrite eapply_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ lt].
+have g1 : cin_g (pool_conv c) = 1%N by rewrite /cin_g /= divnn pos.
+have g1' : cout_g (pool_conv c) = 1%N by rewrite /cout_g /= divnn pos.
+transitivity (esum [seq m * nth 0 x (esrc e) | e <- econv_edges (pool_conv c) & etgt e == y]).
+  by rewrite /epool_edges filter_map -map_comp.
+rewrite conv_block_sum // /conv_block esum_flatten_all -map_comp esum_scale -map_comp.
+congr esum; apply: eq_map => kf /=.
+rewrite /padded; case: ifP => ins /=; last by rewrite mulr0.
+by rewrite g1 g1' /= divn1 muln1 addn0 addr0.
+Qed.
 
 End Layers.

@@ -24,8 +24,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Operations per case: 14 of the span core, clean, and forward and backward
 # of the machine with an array sigma and with relu, and the layers dense,
-# conv and conv_transpose.
-PER_CASE = 22
+# conv, conv_transpose and average_pool.
+PER_CASE = 23
 
 
 def run(cmd, **kw):

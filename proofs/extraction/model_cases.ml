@@ -107,6 +107,12 @@ let () =
         let stride = read_list () in
         let dilation = read_list () in
         let groups = read_int () in
+        let pool_spatial = read_list () in
+        let pool_channels = read_int () in
+        let window = read_list () in
+        let pool_lo = read_list () in
+        let pool_hi = read_list () in
+        let pool_stride = read_list () in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -147,6 +153,8 @@ let () =
         in
         line "conv"; out_pspan conv; print_newline ();
         line "conv_transpose"; out_pspan (q_transpose_p conv); print_newline ();
+        let pool = q_pool pool_spatial (nat_of_int pool_channels) window pool_lo pool_hi pool_stride in
+        line "pool"; out_span pool.espan_of_p; print_newline ();
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2
   in

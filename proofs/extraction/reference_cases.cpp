@@ -21,6 +21,7 @@
 
 #include "pm/layers/conv.hpp"
 #include "pm/layers/dense.hpp"
+#include "pm/layers/pool.hpp"
 #include "pm/machine.hpp"
 #include "support/span_mutants.hpp"
 
@@ -58,6 +59,7 @@ struct Case {
   // A dense layer (no bias) and a convolution.
   pm::DenseSpec dense;
   pm::ConvSpec conv;
+  pm::PoolSpec pool;
 };
 
 // An index list as `size entries…`.
@@ -138,7 +140,12 @@ void write_case(std::ostream &out, const Case &c) {
   for (const auto *v :
        {&c.conv.kernel, &c.conv.pad_lo, &c.conv.pad_hi, &c.conv.stride, &c.conv.dilation})
     write_list(out, *v);
-  out << " " << c.conv.groups << "\n";
+  out << " " << c.conv.groups;
+  write_list(out, c.pool.spatial);
+  out << " " << c.pool.channels;
+  for (const auto *v : {&c.pool.window, &c.pool.pad_lo, &c.pool.pad_hi, &c.pool.stride})
+    write_list(out, *v);
+  out << "\n";
 }
 
 bool read_case(std::istream &in, Case &c) {
@@ -191,6 +198,14 @@ bool read_case(std::istream &in, Case &c) {
     *v = list(what);
   c.conv.groups = read_index(in, "conv.groups");
   c.conv.validate();
+  c.pool.spatial = list("pool.spatial");
+  c.pool.channels = read_index(in, "pool.channels");
+  for (auto [v, what] : {std::pair{&c.pool.window, "pool.window"},
+                         {&c.pool.pad_lo, "pool.pad_lo"},
+                         {&c.pool.pad_hi, "pool.pad_hi"},
+                         {&c.pool.stride, "pool.stride"}})
+    *v = list(what);
+  c.pool.as_conv().validate();
   return true;
 }
 
@@ -253,7 +268,26 @@ struct Generator {
     for (Fn *v : {&c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) *v = fn(n);
     c.dense = pm::DenseSpec{size(0, 4), size(0, 4), false};
     c.conv = conv_spec();
+    c.pool = pool_spec();
     return c;
+  }
+  // A valid average pooling of rank 1 or 2, padding below the window, the
+  // stride left to its default (the window) in a quarter of the cases.
+  pm::PoolSpec pool_spec() {
+    pm::PoolSpec s;
+    const Index rank = size(1, 2);
+    s.channels = size(1, 2);
+    const bool stride = size(0, 3) > 0;
+    for (Index j = 0; j < rank; ++j) {
+      const Index window = size(1, 3);
+      s.window.push_back(window);
+      s.pad_lo.push_back(size(0, window - 1));
+      s.pad_hi.push_back(size(0, window - 1));
+      if (stride) s.stride.push_back(size(1, 2));
+      const Index padding = s.pad_lo[j] + s.pad_hi[j];
+      s.spatial.push_back(std::max(size(1, 5), window > padding ? window - padding : 1));
+    }
+    return s;
   }
   // A valid convolution: rank 1 to 3 (smaller extents for higher rank),
   // asymmetric padding, strides and dilations up to 2, one or two groups;
@@ -355,6 +389,7 @@ struct LayerReference {
   static PSpan dense(const pm::DenseSpec &d) { return pm::dense<Q>(d); }
   static PSpan conv(const pm::ConvSpec &c) { return pm::conv<Q>(c); }
   static PSpan conv_transpose(const pm::ConvSpec &c) { return pm::conv_transpose<Q>(c); }
+  static Span average_pool(const pm::PoolSpec &c) { return pm::average_pool<Q>(c); }
 };
 struct MutDenseOutputMajor : LayerReference {
   static PSpan dense(const pm::DenseSpec &d) {
@@ -386,6 +421,12 @@ struct MutConvOneGroup : LayerReference {
   static PSpan conv(pm::ConvSpec c) {
     c.groups = 1;
     return pm::conv<Q>(c);
+  }
+};
+struct MutPoolPadsSwapped : LayerReference {
+  static Span average_pool(pm::PoolSpec c) {
+    std::swap(c.pad_lo, c.pad_hi);
+    return pm::average_pool<Q>(c);
   }
 };
 struct MutConvTransposeUntransposed : LayerReference {
@@ -450,6 +491,8 @@ void evaluate(std::istream &in, std::ostream &out) {
     out << "\n";
     out_pspan(line("conv_transpose"), LImpl::conv_transpose(c.conv));
     out << "\n";
+    out_span(line("pool"), LImpl::average_pool(c.pool));
+    out << "\n";
   }
 }
 
@@ -487,6 +530,7 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutConvNoDilation", evaluate<Reference, MachineReference, MutConvNoDilation>},
       {"MutConvNoStride", evaluate<Reference, MachineReference, MutConvNoStride>},
       {"MutConvOneGroup", evaluate<Reference, MachineReference, MutConvOneGroup>},
+      {"MutPoolPadsSwapped", evaluate<Reference, MachineReference, MutPoolPadsSwapped>},
       {"MutConvTransposeUntransposed",
        evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},
   };
