@@ -419,4 +419,57 @@ rewrite /padded; case: ifP => ins /=; last by rewrite mulr0.
 by rewrite g1 g1' /= divn1 muln1 addn0 addr0.
 Qed.
 
+(* ------------------------------------------------------------------ *)
+(* Graph convolution (graph_conv.hpp).                                 *)
+
+(* The edges of the graph convolution with coefficient coef(u, v) on the
+   graph edge u -> v, in the order of pm::graph_conv: graph edges in list
+   order, then c_in, then c_out. The normalisations of the C++ are choices
+   of coef: 1 (sum), 1/deg(v) (mean). *)
+Definition egraph_edges (edges : seq (nat * nat)) (cin cout : nat) (coef : nat -> nat -> R) :=
+  flatten [seq [seq ((uv.1 * cin + ci, uv.2 * cout + co), ci * cout + co, coef uv.1 uv.2)%N
+               | ci <- iota 0 cin, co <- iota 0 cout]
+          | uv <- edges].
+
+Definition egraph nodes edges cin cout coef : epspan R :=
+  of_edges (nodes * cin) (nodes * cout) (cin * cout) (egraph_edges edges cin cout coef).
+
+Lemma flat_pair_eq (q r n y : nat) : (r < n)%N ->
+  ((q * n + r)%N == y) = (q == y %/ n)%N && (r == y %% n)%N.
+Proof.
+move=> lt; have n_pos : (0 < n)%N by apply: leq_ltn_trans lt.
+apply/eqP/andP => [<- | [/eqP -> /eqP ->]]; last by rewrite -divn_eq.
+by rewrite divnMDl // divn_small // addn0 modnMDl modn_small.
+Qed.
+
+(* The graph convolution: at the output (v, c_out), the sum over the graph
+   edges u -> v of coef(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in). *)
+Theorem graph_textbook nodes edges cin cout coef (w phi : seq R) :
+  eapply_p (egraph nodes edges cin cout coef) w phi
+  = [seq esum [seq if uv.2 == (y %/ cout)%N then
+                     coef uv.1 uv.2 * esum [seq nth 0 w (ci * cout + y %% cout)%N
+                                                * nth 0 phi (uv.1 * cin + ci)%N | ci <- iota 0 cin]
+                   else 0
+              | uv <- edges]
+    | y <- iota 0 (nodes * cout)%N].
+Proof.
+rewrite eapply_p_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ lt].
+have /andP[_ cpos] : (0 < nodes)%N && (0 < cout)%N by rewrite -muln_gt0 (leq_ltn_trans _ lt).
+rewrite esum_flatten -map_comp; congr esum; apply: eq_map => uv /=; rewrite esum_allpairs.
+have red ci : [seq e <- [seq ((uv.1 * cin + ci, uv.2 * cout + co), ci * cout + co, coef uv.1 uv.2)%N
+                        | co <- iota 0 cout] | etgt e == y]
+  = if uv.2 == (y %/ cout)%N then [:: ((uv.1 * cin + ci, uv.2 * cout + y %% cout),
+                                   ci * cout + y %% cout, coef uv.1 uv.2)%N] else [::].
+  rewrite filter_map /preim /etgt /=.
+  rewrite (@eq_in_filter _ _ (fun co => (uv.2 == y %/ cout)%N && (co == y %% cout)%N)); last first.
+    by move=> co; rewrite mem_iota add0n => /andP[_ lt_co] /=; rewrite flat_pair_eq.
+  case: eqP => _ /=; last by rewrite filter_pred0.
+  by rewrite filter_pred1_uniq ?iota_uniq ?mem_iota ?ltn_pmod.
+case: eqP => hv.
+  rewrite esum_scale -map_comp; congr esum; apply: eq_map => ci /=.
+  by rewrite red hv eqxx /= /ewt /eprm /esrc /= addr0 mulrCA.
+rewrite (@eq_map _ _ _ (fun _ => 0)) ?esum_zero // => ci /=.
+by rewrite red; case: eqP.
+Qed.
+
 End Layers.

@@ -113,6 +113,18 @@ let () =
         let pool_lo = read_list () in
         let pool_hi = read_list () in
         let pool_stride = read_list () in
+        let nodes = read_int () in
+        let n_edges = read_int () in
+        let edges =
+          of_list (List.init n_edges (fun _ ->
+            let u = read_int () in
+            let v = read_int () in
+            Pair (nat_of_int u, nat_of_int v)))
+        in
+        let self_loops = read_int () in
+        let graph_in = read_int () in
+        let graph_out = read_int () in
+        let mean = read_int () in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -155,6 +167,11 @@ let () =
         line "conv_transpose"; out_pspan (q_transpose_p conv); print_newline ();
         let pool = q_pool pool_spatial (nat_of_int pool_channels) window pool_lo pool_hi pool_stride in
         line "pool"; out_span pool.espan_of_p; print_newline ();
+        let flag b = if b = 1 then True else False in
+        line "graph";
+        out_pspan (q_graph (nat_of_int nodes) edges (flag self_loops) (nat_of_int graph_in)
+                     (nat_of_int graph_out) (flag mean));
+        print_newline ();
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2
   in

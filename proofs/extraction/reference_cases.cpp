@@ -21,6 +21,7 @@
 
 #include "pm/layers/conv.hpp"
 #include "pm/layers/dense.hpp"
+#include "pm/layers/graph_conv.hpp"
 #include "pm/layers/pool.hpp"
 #include "pm/machine.hpp"
 #include "support/span_mutants.hpp"
@@ -60,6 +61,7 @@ struct Case {
   pm::DenseSpec dense;
   pm::ConvSpec conv;
   pm::PoolSpec pool;
+  pm::GraphConvSpec graph; // sum or mean
 };
 
 // An index list as `size entries…`.
@@ -145,7 +147,10 @@ void write_case(std::ostream &out, const Case &c) {
   out << " " << c.pool.channels;
   for (const auto *v : {&c.pool.window, &c.pool.pad_lo, &c.pool.pad_hi, &c.pool.stride})
     write_list(out, *v);
-  out << "\n";
+  out << " " << c.graph.nodes << " " << c.graph.edges.size();
+  for (const auto &[u, v] : c.graph.edges) out << " " << u << " " << v;
+  out << " " << c.graph.self_loops << " " << c.graph.in_channels << " " << c.graph.out_channels
+      << " " << (c.graph.norm == pm::GraphNorm::mean) << "\n";
 }
 
 bool read_case(std::istream &in, Case &c) {
@@ -206,6 +211,17 @@ bool read_case(std::istream &in, Case &c) {
                          {&c.pool.stride, "pool.stride"}})
     *v = list(what);
   c.pool.as_conv().validate();
+  c.graph.nodes = read_index(in, "graph.nodes");
+  c.graph.edges.resize(read_index(in, "graph.edges"));
+  for (auto &[u, v] : c.graph.edges) {
+    u = read_index(in, "graph edge");
+    v = read_index(in, "graph edge");
+  }
+  c.graph.self_loops = read_index(in, "graph.self_loops") != 0;
+  c.graph.in_channels = read_index(in, "graph.in_channels");
+  c.graph.out_channels = read_index(in, "graph.out_channels");
+  c.graph.norm = read_index(in, "graph.norm") != 0 ? pm::GraphNorm::mean : pm::GraphNorm::sum;
+  (void)c.graph.all_edges();
   return true;
 }
 
@@ -269,6 +285,16 @@ struct Generator {
     c.dense = pm::DenseSpec{size(0, 4), size(0, 4), false};
     c.conv = conv_spec();
     c.pool = pool_spec();
+    c.graph.nodes = size(1, 4);
+    c.graph.edges.resize(size(0, 6));
+    for (auto &[u, v] : c.graph.edges) {
+      u = size(0, c.graph.nodes - 1);
+      v = size(0, c.graph.nodes - 1);
+    }
+    c.graph.self_loops = size(0, 1) == 1;
+    c.graph.in_channels = size(1, 2);
+    c.graph.out_channels = size(1, 2);
+    c.graph.norm = size(0, 1) == 1 ? pm::GraphNorm::mean : pm::GraphNorm::sum;
     return c;
   }
   // A valid average pooling of rank 1 or 2, padding below the window, the
@@ -390,6 +416,7 @@ struct LayerReference {
   static PSpan conv(const pm::ConvSpec &c) { return pm::conv<Q>(c); }
   static PSpan conv_transpose(const pm::ConvSpec &c) { return pm::conv_transpose<Q>(c); }
   static Span average_pool(const pm::PoolSpec &c) { return pm::average_pool<Q>(c); }
+  static PSpan graph_conv(const pm::GraphConvSpec &c) { return pm::graph_conv<Q>(c); }
 };
 struct MutDenseOutputMajor : LayerReference {
   static PSpan dense(const pm::DenseSpec &d) {
@@ -427,6 +454,18 @@ struct MutPoolPadsSwapped : LayerReference {
   static Span average_pool(pm::PoolSpec c) {
     std::swap(c.pad_lo, c.pad_hi);
     return pm::average_pool<Q>(c);
+  }
+};
+struct MutGraphUnnormalised : LayerReference {
+  static PSpan graph_conv(pm::GraphConvSpec c) {
+    c.norm = pm::GraphNorm::sum;
+    return pm::graph_conv<Q>(c);
+  }
+};
+struct MutGraphReversedEdges : LayerReference {
+  static PSpan graph_conv(pm::GraphConvSpec c) {
+    for (auto &[u, v] : c.edges) std::swap(u, v);
+    return pm::graph_conv<Q>(c);
   }
 };
 struct MutConvTransposeUntransposed : LayerReference {
@@ -493,6 +532,8 @@ void evaluate(std::istream &in, std::ostream &out) {
     out << "\n";
     out_span(line("pool"), LImpl::average_pool(c.pool));
     out << "\n";
+    out_pspan(line("graph"), LImpl::graph_conv(c.graph));
+    out << "\n";
   }
 }
 
@@ -531,6 +572,8 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutConvNoStride", evaluate<Reference, MachineReference, MutConvNoStride>},
       {"MutConvOneGroup", evaluate<Reference, MachineReference, MutConvOneGroup>},
       {"MutPoolPadsSwapped", evaluate<Reference, MachineReference, MutPoolPadsSwapped>},
+      {"MutGraphUnnormalised", evaluate<Reference, MachineReference, MutGraphUnnormalised>},
+      {"MutGraphReversedEdges", evaluate<Reference, MachineReference, MutGraphReversedEdges>},
       {"MutConvTransposeUntransposed",
        evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},
   };
