@@ -116,9 +116,6 @@ Definition epspan_of X Y P (a : ParametricSpan R X Y P) : epspan :=
 (* ------------------------------------------------------------------ *)
 (* Lemmas relating lists and ordinals.                                 *)
 
-Lemma size_fseq n (phi : 'I_n -> R) : size (fseq phi) = n.
-Proof. by rewrite size_map size_enum_ord. Qed.
-
 Lemma size_mseq m n (f : 'I_m -> 'I_n) : size (mseq f) = m.
 Proof. by rewrite size_map size_enum_ord. Qed.
 
@@ -143,20 +140,6 @@ Proof.
 move=> FP; rewrite esum_big big_map big_filter.
 have -> : iota 0 m = index_iota 0 m by rewrite /index_iota subn0.
 rewrite big_mkord; apply: eq_big => i; [by case: (FP i) | by case: (FP i) => -> _].
-Qed.
-
-Lemma fseq_ext n (phi : 'I_n -> R) (l : seq R) :
-  size l = n -> (forall i : 'I_n, nth 0 l i = phi i) -> l = fseq phi.
-Proof.
-move=> sz nth_l; apply: (@eq_from_nth _ 0); first by rewrite size_fseq.
-by move=> i; rewrite sz => lt_i; rewrite -[i]/(val (Ordinal lt_i)) nth_l nth_fseq.
-Qed.
-
-Lemma mseq_ext m n (f : 'I_m -> 'I_n) (l : seq nat) :
-  size l = m -> (forall i : 'I_m, nth 0%N l i = f i) -> l = mseq f.
-Proof.
-move=> sz nth_l; apply: (@eq_from_nth _ 0%N); first by rewrite size_mseq.
-by move=> i; rewrite sz => lt_i; rewrite -[i]/(val (Ordinal lt_i)) nth_l nth_mseq.
 Qed.
 
 (* ------------------------------------------------------------------ *)
