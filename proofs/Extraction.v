@@ -51,7 +51,8 @@ Definition q_weight_gradient := @eweight_gradient Q.
 
 (* The layers of Layers.v: dense (no bias), the convolution, whose
    transpose is the transposed convolution, and average pooling with the
-   weight 1/|window| of pm::average_pool, and graph convolution. *)
+   weight 1/|window| of pm::average_pool, graph convolution and the causal
+   time convolution. *)
 Definition q_dense (I O : nat) : epspan Q := of_edges I O (I * O) (edense Q I O).
 Definition q_conv (spatial : seq nat) (cin cout : nat) (kernel lo hi stride dilation : seq nat)
   (groups : nat) : epspan Q :=
@@ -64,6 +65,7 @@ Definition q_graph (nodes : nat) (edges : seq (nat * nat)) (self_loops : bool) (
   let all := if self_loops then edges ++ [seq (v, v) | v <- iota 0 nodes] else edges in
   @egraph Q nodes all cin cout
     (fun _ v => if mean then (count (fun uv => uv.2 == v) all)%:R^-1 else 1).
+Definition q_time_conv (L cin cout max_lag : nat) : epspan Q := etime_conv Q L cin cout max_lag.
 Definition q_pool (spatial : seq nat) (channels : nat) (window lo hi stride : seq nat) : epspan Q :=
   epool (Build_PoolSpec spatial channels window lo hi stride) ((foldr muln 1%N window)%:R^-1).
 
@@ -73,4 +75,4 @@ Extraction "pm_model.ml" q_make q_negative q_num q_den q_make_span q_make_pspan
   eidentity_map ecompose efibre q_pullback q_pushforward q_integrate q_identity_span
   q_transpose q_apply q_compose_span q_transpose_p q_apply_p q_parameter_gradient q_compose_p
   q_relu_slopes q_clean q_forward_array q_forward_relu q_backward q_weight_gradient
-  q_dense q_conv q_pool q_graph.
+  q_dense q_conv q_pool q_graph q_time_conv.

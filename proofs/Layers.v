@@ -158,6 +158,22 @@ move=> lt; rewrite esum_big big_map (bigD1_seq y) ?mem_iota ?iota_uniq //= eqxx 
 by move=> i /negbTE ->.
 Qed.
 
+(* Edges listed output by output: a filtered sum over the edges into y is
+   the sum over the block of y. *)
+Lemma block_sum (block : nat -> seq edge) n (F : edge -> R) y :
+  (forall y' e, e \in block y' -> etgt e = y') -> (y < n)%N ->
+  esum [seq F e | e <- flatten [seq block y' | y' <- iota 0 n] & etgt e == y]
+  = esum [seq F e | e <- block y].
+Proof.
+move=> targets lt; rewrite esum_flatten -map_comp.
+rewrite (@eq_map _ _ _ (fun y' => if y' == y then esum [seq F e | e <- block y'] else 0)).
+  by rewrite esum_pick.
+move=> y' /=; case: eqP => [-> | ne].
+  by congr (esum (map _ _)); apply/all_filterP/allP => e /targets ->.
+rewrite (@eq_in_filter _ _ pred0) ?filter_pred0 // => e /targets -> /=.
+by apply/eqP.
+Qed.
+
 (* ------------------------------------------------------------------ *)
 (* Dense (dense.hpp, without bias).                                   *)
 
@@ -279,15 +295,7 @@ Qed.
 (* A filtered sum over the edges into y is the sum over the block of y. *)
 Lemma conv_block_sum (F : edge -> R) y : (y < size outputs)%N ->
   esum [seq F e | e <- econv_edges & etgt e == y] = esum [seq F e | e <- conv_block y].
-Proof.
-move=> lt; rewrite esum_flatten -map_comp.
-rewrite (@eq_map _ _ _ (fun y' => if y' == y then esum [seq F e | e <- conv_block y'] else 0)).
-  by rewrite esum_pick.
-move=> y' /=; case: eqP => [-> | ne].
-  by congr (esum (map _ _)); apply/all_filterP/allP => e /block_targets ->.
-rewrite (@eq_in_filter _ _ pred0) ?filter_pred0 // => e /block_targets -> /=.
-by apply/eqP.
-Qed.
+Proof. exact: block_sum block_targets. Qed.
 
 (* The convolution: at the output y with multi-index o = (position, c_out),
      y[o] = Σ_{k, c_in} W[k, c_in, c_out] x[o·stride + k·dilation − pad_lo, g·C_in/groups + c_in],
@@ -470,6 +478,64 @@ case: eqP => hv.
   by rewrite red hv eqxx /= /ewt /eprm /esrc /= addr0 mulrCA.
 rewrite (@eq_map _ _ _ (fun _ => 0)) ?esum_zero // => ci /=.
 by rewrite red; case: eqP.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Causal time convolution (time_conv.hpp), the recurrent machine's span. *)
+
+(* The edges of pm::time_conv, the 1-D convolution with kernel p + 1 and
+   padding (p, 0) whose offset k reads lag p - k, parameters relabelled to
+   (lag, c_in, c_out): output y = (t, c_out), then offsets k, then c_in. *)
+Definition time_block (L cin cout p y : nat) : seq edge :=
+  let t := (y %/ cout)%N in let co := (y %% cout)%N in
+  flatten [seq if (p <= t + k)%N
+               then [seq (((t + k - p) * cin + ci, y)%N, ((p - k) * (cin * cout) + (ci * cout + co))%N, 1)
+                    | ci <- iota 0 cin]
+               else [::]
+          | k <- iota 0 p.+1].
+
+Definition etime_edges L cin cout p : seq edge :=
+  flatten [seq time_block L cin cout p y | y <- iota 0 (L * cout)].
+
+Definition etime_conv L cin cout p : epspan R :=
+  of_edges (L * cin) (L * cout) (p.+1 * (cin * cout)) (etime_edges L cin cout p).
+
+Lemma esum_rev (l : seq R) : esum (rev l) = esum l.
+Proof. by elim: l => //= x l IH; rewrite rev_cons -cats1 esum_cat IH /= addr0 addrC. Qed.
+
+(* At the output (t, c_out):
+     Σ_{lag = 0..p, lag ≤ t} Σ_{c_in} W(lag, c_in, c_out) φ(t − lag, c_in). *)
+Theorem time_conv_textbook L cin cout p (w phi : seq R) :
+  eapply_p (etime_conv L cin cout p) w phi
+  = [seq let t := (y %/ cout)%N in let co := (y %% cout)%N in
+         esum [seq if (lag <= t)%N
+                   then esum [seq nth 0 w (lag * (cin * cout) + (ci * cout + co))%N
+                                  * nth 0 phi ((t - lag) * cin + ci)%N | ci <- iota 0 cin]
+                   else 0
+              | lag <- iota 0 p.+1]
+    | y <- iota 0 (L * cout)%N].
+Proof.
+rewrite eapply_p_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ lt].
+
+have targets y' e : e \in time_block L cin cout p y' -> etgt e = y'.
+  by move=> /flattenP[l /mapP[k _ ->]]; case: ifP => // _ /mapP[ci _ ->].
+rewrite /etime_edges (block_sum (block := time_block L cin cout p)) // /time_block esum_flatten_all -map_comp.
+(* Offsets k = 0..p read the lags p - k: reverse the list of offsets. *)
+rewrite -esum_rev -map_rev; congr esum.
+have -> : rev (iota 0 p.+1) = [seq (p - lag)%N | lag <- iota 0 p.+1].
+  apply: (@eq_from_nth _ 0%N); first by rewrite size_rev size_map.
+  move=> i; rewrite size_rev size_iota => lt_i.
+  rewrite nth_rev ?size_iota // (nth_map 0%N) ?size_iota // !nth_iota //.
+  by rewrite ltn_subrL.
+rewrite -map_comp; apply/eq_in_map => lag; rewrite mem_iota add0n => /andP[_ lt_lag] /=.
+have lag_le : (lag <= p)%N by rewrite -ltnS.
+set t := (y %/ cout)%N.
+rewrite subKn // (_ : (p <= t + (p - lag))%N = (lag <= t)%N); last first.
+  by rewrite addnC -leq_subLR subKn.
+case: ifP => le /=; last by [].
+rewrite -map_comp; congr esum; apply: eq_map => ci /=.
+rewrite /ewt /eprm /esrc /= mul1r.
+by rewrite addnBA // subnAC addnK.
 Qed.
 
 End Layers.

@@ -24,8 +24,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Operations per case: 14 of the span core, clean, and forward and backward
 # of the machine with an array sigma and with relu, and the layers dense,
-# conv, conv_transpose, average_pool and graph_conv.
-PER_CASE = 24
+# conv, conv_transpose, average_pool, graph_conv and time_conv.
+PER_CASE = 25
 
 
 def run(cmd, **kw):

@@ -125,6 +125,10 @@ let () =
         let graph_in = read_int () in
         let graph_out = read_int () in
         let mean = read_int () in
+        let time_length = read_int () in
+        let time_in = read_int () in
+        let time_out = read_int () in
+        let max_lag = read_int () in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -171,6 +175,10 @@ let () =
         line "graph";
         out_pspan (q_graph (nat_of_int nodes) edges (flag self_loops) (nat_of_int graph_in)
                      (nat_of_int graph_out) (flag mean));
+        print_newline ();
+        line "time_conv";
+        out_pspan (q_time_conv (nat_of_int time_length) (nat_of_int time_in) (nat_of_int time_out)
+                     (nat_of_int max_lag));
         print_newline ();
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2

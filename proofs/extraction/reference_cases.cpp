@@ -23,6 +23,7 @@
 #include "pm/layers/dense.hpp"
 #include "pm/layers/graph_conv.hpp"
 #include "pm/layers/pool.hpp"
+#include "pm/layers/time_conv.hpp"
 #include "pm/machine.hpp"
 #include "support/span_mutants.hpp"
 
@@ -62,6 +63,7 @@ struct Case {
   pm::ConvSpec conv;
   pm::PoolSpec pool;
   pm::GraphConvSpec graph; // sum or mean
+  pm::TimeConvSpec time;
 };
 
 // An index list as `size entries…`.
@@ -150,7 +152,9 @@ void write_case(std::ostream &out, const Case &c) {
   out << " " << c.graph.nodes << " " << c.graph.edges.size();
   for (const auto &[u, v] : c.graph.edges) out << " " << u << " " << v;
   out << " " << c.graph.self_loops << " " << c.graph.in_channels << " " << c.graph.out_channels
-      << " " << (c.graph.norm == pm::GraphNorm::mean) << "\n";
+      << " " << (c.graph.norm == pm::GraphNorm::mean);
+  out << " " << c.time.length << " " << c.time.in_channels << " " << c.time.out_channels << " "
+      << c.time.max_lag << "\n";
 }
 
 bool read_case(std::istream &in, Case &c) {
@@ -222,6 +226,10 @@ bool read_case(std::istream &in, Case &c) {
   c.graph.out_channels = read_index(in, "graph.out_channels");
   c.graph.norm = read_index(in, "graph.norm") != 0 ? pm::GraphNorm::mean : pm::GraphNorm::sum;
   (void)c.graph.all_edges();
+  c.time.length = read_index(in, "time.length");
+  c.time.in_channels = read_index(in, "time.in_channels");
+  c.time.out_channels = read_index(in, "time.out_channels");
+  c.time.max_lag = read_index(in, "time.max_lag");
   return true;
 }
 
@@ -295,6 +303,7 @@ struct Generator {
     c.graph.in_channels = size(1, 2);
     c.graph.out_channels = size(1, 2);
     c.graph.norm = size(0, 1) == 1 ? pm::GraphNorm::mean : pm::GraphNorm::sum;
+    c.time = pm::TimeConvSpec{size(1, 6), size(1, 2), size(1, 2), size(0, 3)};
     return c;
   }
   // A valid average pooling of rank 1 or 2, padding below the window, the
@@ -417,6 +426,7 @@ struct LayerReference {
   static PSpan conv_transpose(const pm::ConvSpec &c) { return pm::conv_transpose<Q>(c); }
   static Span average_pool(const pm::PoolSpec &c) { return pm::average_pool<Q>(c); }
   static PSpan graph_conv(const pm::GraphConvSpec &c) { return pm::graph_conv<Q>(c); }
+  static PSpan time_conv(const pm::TimeConvSpec &c) { return pm::time_conv<Q>(c); }
 };
 struct MutDenseOutputMajor : LayerReference {
   static PSpan dense(const pm::DenseSpec &d) {
@@ -467,6 +477,9 @@ struct MutGraphReversedEdges : LayerReference {
     for (auto &[u, v] : c.edges) std::swap(u, v);
     return pm::graph_conv<Q>(c);
   }
+};
+struct MutTimeConvKernelOrder : LayerReference { // lag k instead of max_lag − k
+  static PSpan time_conv(const pm::TimeConvSpec &c) { return pm::conv<Q>(c.as_conv()); }
 };
 struct MutConvTransposeUntransposed : LayerReference {
   static PSpan conv_transpose(const pm::ConvSpec &c) { return pm::conv<Q>(c); }
@@ -534,6 +547,8 @@ void evaluate(std::istream &in, std::ostream &out) {
     out << "\n";
     out_pspan(line("graph"), LImpl::graph_conv(c.graph));
     out << "\n";
+    out_pspan(line("time_conv"), LImpl::time_conv(c.time));
+    out << "\n";
   }
 }
 
@@ -574,6 +589,7 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutPoolPadsSwapped", evaluate<Reference, MachineReference, MutPoolPadsSwapped>},
       {"MutGraphUnnormalised", evaluate<Reference, MachineReference, MutGraphUnnormalised>},
       {"MutGraphReversedEdges", evaluate<Reference, MachineReference, MutGraphReversedEdges>},
+      {"MutTimeConvKernelOrder", evaluate<Reference, MachineReference, MutTimeConvKernelOrder>},
       {"MutConvTransposeUntransposed",
        evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},
   };
