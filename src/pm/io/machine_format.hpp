@@ -27,7 +27,8 @@ struct MachineDescription {
   std::optional<SeedDescription> seed; // a seed machine by name; else the parts below
   Shape space;
   Grading grading;
-  Shape parameters;
+  Shape parameters; // rank 0 (one point, weight 1) when given by parts without them
+  bool has_parameters = true;
   ParametricSpan<Rational> span;
   SigmaDescription sigma;
   std::optional<std::vector<double>> weights;
@@ -171,7 +172,9 @@ inline MachineDescription parse_machine(const Json &json, const std::string &fil
         {"pmach", "kind", "name", "space", "grading", "parameters", "edges", "sigma", "weights"});
     d.space = read_space(root.at("space"));
     d.grading = read_grading(root.at("grading"), d.space);
+    renumber_levels({&d.grading});
     const bool has_pi = root.has("parameters");
+    d.has_parameters = has_pi;
     if (has_pi) d.parameters = read_space(root.at("parameters"));
     d.span = read_edges(root.at("edges"), d.space, d.space, d.parameters, has_pi);
     d.sigma = detail::read_sigma(root.at("sigma"), d.space);
