@@ -104,20 +104,14 @@ template <class S>
 void require_exact_bits(const pm::io::MachineDescription &d, const pm::GradedSpanMachine<S> &m,
                         std::initializer_list<const std::vector<S> *> inputs) {
   if constexpr (!std::is_floating_point_v<S>) {
-    std::uint64_t in = 0, sig = 0;
+    std::uint64_t in = 0;
     for (const auto *v : inputs)
       for (const S &x : *v) in = std::max(in, pm::io::bits(x));
-    for (const pm::Rational &c : d.sigma.coefficients) sig = std::max(sig, pm::io::bits(c));
-    for (double s : d.sigma.slopes) sig = std::max(sig, pm::io::bits(pm::Rational(s)));
-    const std::uint64_t degree = d.sigma.name == "polynomial"
-                                     ? std::max<std::size_t>(d.sigma.coefficients.size(), 2) - 1
-                                     : 1;
-    const std::uint64_t est = pm::io::exact_bits_estimate(m.grading(), m.span(), degree, in, sig);
+    const std::uint64_t est = pm::io::exact_state_bits(d, m, in);
     pm::require(est <= pm::io::max_exact_bits, d.file,
-                ": exact evaluation would need rationals of "
-                "about ",
-                est, " bits or more over ", m.levels(), " levels (sigma of degree ", degree,
-                "), expected at most ", pm::io::max_exact_bits, "; use --precision double");
+                ": exact evaluation would need rationals of about ", est, " bits or more over ",
+                m.levels(), " levels, expected at most ", pm::io::max_exact_bits,
+                "; use --precision double");
   }
 }
 
