@@ -119,8 +119,8 @@ inline std::optional<Rational> rational_from_text(std::string_view s) {
 }
 
 namespace detail {
-// A JSON number that no double holds exactly (0.1, an integer beyond 64
-// bits, 1e400) is kept as its text behind this prefix, so that it is read
+// A JSON number that no double holds exactly (0.1, 1e-400) or an integer
+// beyond 64 bits is kept as its text behind this prefix, so that it is read
 // exactly where a rational is expected and reported as written elsewhere.
 inline constexpr std::string_view exact_number_tag = "\x01pmach-number:";
 
@@ -264,7 +264,10 @@ public:
   bool number_unsigned(number_unsigned_t v) override { return value() && dom_.number_unsigned(v); }
   bool number_float(number_float_t v, const string_t &text) override {
     value();
-    if (std::isfinite(v) && rational_from_text(text) == Rational(v))
+    // An integer literal here is beyond 64 bits: kept as written even when
+    // a double holds it (2^64), so that it is reported as written.
+    const bool integer = text.find_first_of(".eE") == std::string::npos;
+    if (!integer && std::isfinite(v) && rational_from_text(text) == Rational(v))
       return dom_.number_float(v, text);
     require(rational_from_text(text).has_value(), file_, ": JSON number ", printable(text, 40),
             ": expected at most ", max_number_text, " characters and an exponent within ±",

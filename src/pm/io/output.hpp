@@ -166,7 +166,10 @@ inline void write_file_atomically(const std::string &path, std::string_view byte
 // run that fails on bad input leaves the folder as it was.
 class RunOutput {
 public:
-  explicit RunOutput(std::string dir) : dir_(std::move(dir)) {}
+  // "out/" names the folder "out".
+  explicit RunOutput(std::string dir) : dir_(std::move(dir)) {
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  }
 
   const std::string &dir() const { return dir_; }
   std::string path(const std::string &name) const {
