@@ -95,7 +95,7 @@ TEST_CASE("numbers as text are read exactly or refused") {
   CHECK_FALSE(pm::io::rational_from_text(std::string(201, '1')).has_value());
 }
 
-TEST_CASE("JSON: duplicate keys, nesting and inexact numbers") {
+TEST_CASE("json reader: duplicate keys, nesting and inexact numbers") {
   CHECK_THROWS_WITH(pm::io::parse_json(R"({"a": {"b": 1, "b": 2}})", "f.json"),
                     Catch::Contains("f.json: JSON key 'b' appears twice"));
   CHECK_NOTHROW(pm::io::parse_json(R"([{"b": 1}, {"b": 2}])", "f.json"));
@@ -117,7 +117,7 @@ TEST_CASE("JSON: duplicate keys, nesting and inexact numbers") {
   CHECK_THROWS_WITH(pm::io::parse_json("[1e400]", "f"), Catch::Contains("number overflow"));
 }
 
-TEST_CASE("CSV: a byte-order mark is skipped, records are bounded") {
+TEST_CASE("csv reader: a byte-order mark is skipped, records are bounded") {
   const pm::io::CsvTable t = pm::io::parse_csv("\xEF\xBB\xBF"
                                                "0, 1\n# c\n2,3,1/2\n",
                                                "t.csv");
