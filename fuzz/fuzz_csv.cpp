@@ -6,9 +6,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char *>(data), size);
   try {
-    const pm::io::CsvTable t = pm::io::parse_csv(text, "fuzz.csv");
-    for (const auto &row : t.rows)
-      for (const auto &cell : row) (void)pm::io::rational_from_text(cell);
+    const pm::io::CsvTable t = pm::io::parse_csv(std::string(text), "fuzz.csv");
+    for (std::size_t r = 0; r < t.size(); ++r)
+      for (const std::string_view cell : t.row(r)) (void)pm::io::rational_from_text(cell);
   } catch (const pm::Error &) {
   }
   return 0;

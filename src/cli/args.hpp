@@ -2,12 +2,14 @@
 // Command-line arguments of pmach: a subcommand, positional arguments and
 // options "--name value" or flags "--name". Every option must be declared by
 // the subcommand; anything else is a usage error (exit code 2).
+#include <charconv>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "pm/category/error.hpp"
+#include "pm/io/printable.hpp"
 
 namespace pmach {
 
@@ -22,15 +24,17 @@ struct Args {
     const auto it = options.find(name);
     return it == options.end() ? fallback : it->second;
   }
-  // A non-negative integer option, at most `max`.
+  // A non-negative integer option, at most `max` (any unsigned 64-bit value
+  // when `max` is 2^64 − 1).
   std::uint64_t number(const std::string &name, std::uint64_t fallback, std::uint64_t max) const {
     if (!has(name)) return fallback;
     const std::string v = get(name);
-    pm::require(!v.empty() && v.size() <= 19 &&
-                    v.find_first_not_of("0123456789") == std::string::npos,
-                "--", name, ": is '", v, "', expected a non-negative integer");
-    const std::uint64_t n = std::stoull(v);
-    pm::require(n <= max, "--", name, ": is ", n, ", expected at most ", max);
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    pm::require(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos, "--", name,
+                ": is '", pm::io::printable(v), "', expected a non-negative integer");
+    pm::require(ec == std::errc() && end == v.data() + v.size() && n <= max, "--", name, ": is ",
+                pm::io::printable(v), ", expected at most ", max);
     return n;
   }
 };

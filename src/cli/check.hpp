@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "args.hpp"
+#include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/validate/catalogue.hpp"
 #include "pm/validate/machine_samples.hpp"
@@ -34,30 +35,47 @@ inline const char *check_help =
     "Exit status: 0 all passed or not applicable, 1 a law failed or was too weak,\n"
     "2 bad input.\n";
 
-// Rational arithmetic costs far more than double: spans with more edges than
-// this are checked in double only (the table says so).
-inline constexpr pm::Index max_exact_edges = pm::Index{1} << 16;
-
 inline pm::LawResult exact_skipped(const std::string &subject, const std::string &why,
                                    const pm::ValidateOptions &opt) {
   return {"*", subject + " (exact)", pm::Status::not_applicable, 0, true, 0, 0, opt.seed, why};
 }
 
-inline std::string too_many_edges(pm::Index edges) {
-  return std::to_string(edges) + " edges, more than " + std::to_string(max_exact_edges) +
+// Rational arithmetic costs far more than double: beyond max_check_work_exact
+// (cases × the model's size, pm/io/bounds.hpp) the laws run in double only,
+// and the table says so.
+inline bool exact_affordable(const pm::io::ModelSize &size, const pm::ValidateOptions &opt) {
+  return opt.cases <= pm::io::max_check_work_exact / size.per_sample();
+}
+
+inline std::string too_large(const pm::io::ModelSize &size, const pm::ValidateOptions &opt) {
+  return std::to_string(opt.cases) + " cases × " + std::to_string(size.per_sample()) +
+         " points, edges, parameters and levels, more than " +
+         std::to_string(pm::io::max_check_work_exact) +
          " for exact arithmetic: checked in double only";
+}
+
+// The laws run `cases` cases, each costing about the model's size.
+inline void require_check_work(const pm::io::ModelSize &size, const pm::ValidateOptions &opt,
+                               const std::string &file) {
+  pm::require(opt.cases <= pm::io::max_check_work / size.per_sample(), file, ": ", opt.cases,
+              " cases × ", size.per_sample(),
+              " points, edges, parameters and levels, expected at most ", pm::io::max_check_work,
+              "; use fewer --cases");
 }
 
 inline pm::Report check_layer_file(const pm::io::LayerDescription &d,
                                    const pm::ValidateOptions &opt) {
   pm::Report rep;
   const std::string name = d.name.empty() ? d.file : d.name;
+  const pm::io::ModelSize size{d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(),
+                               0};
+  require_check_work(size, opt, d.file);
   if (d.source_grading)
     rep.results.push_back(pm::check_grading(d.span, *d.source_grading, *d.target_grading, name));
-  if (d.span.apex() <= max_exact_edges)
+  if (exact_affordable(size, opt))
     rep.append(pm::validate(d.span, name + " (exact)", opt));
   else
-    rep.results.push_back(exact_skipped(name, too_many_edges(d.span.apex()), opt));
+    rep.results.push_back(exact_skipped(name, too_large(size, opt), opt));
   rep.append(pm::validate(pm::io::with_scalar<double>(d.span), name + " (double)", opt));
   return rep;
 }
@@ -67,11 +85,24 @@ inline pm::Report check_machine_file(const pm::io::MachineDescription &d,
   pm::Report rep;
   const std::string name = d.name.empty() ? d.file : d.name;
   const auto m = pm::io::make_machine<double>(d);
+  const pm::io::ModelSize size{d.space.size(), d.space.size(), m.span().apex(), d.parameters.size(),
+                               m.levels()};
+  require_check_work(size, opt, d.file);
   if (!pm::io::is_rational_sigma(d.sigma))
     rep.results.push_back(
         exact_skipped(name, "sigma " + d.sigma.name + " has no exact rational values", opt));
-  else if (m.span().apex() > max_exact_edges)
-    rep.results.push_back(exact_skipped(name, too_many_edges(m.span().apex()), opt));
+  else if (!exact_affordable(size, opt))
+    rep.results.push_back(exact_skipped(name, too_large(size, opt), opt));
+  // The cases' scalars are k/6 with |k| ≤ 12: at most 8 bits.
+  else if (const std::uint64_t bits =
+               pm::io::exact_state_bits(d, pm::io::make_machine<pm::Rational>(d), 8);
+           bits > pm::io::max_exact_bits)
+    rep.results.push_back(
+        exact_skipped(name,
+                      "exact rationals would grow to about " + std::to_string(bits) +
+                          " bits over " + std::to_string(m.levels()) + " levels, more than " +
+                          std::to_string(pm::io::max_exact_bits) + ": checked in double only",
+                      opt));
   else
     rep.append(pm::validate(pm::io::make_machine<pm::Rational>(d), name + " (exact)", opt));
   rep.append(pm::validate(m, name + " (double)", opt));
@@ -79,7 +110,8 @@ inline pm::Report check_machine_file(const pm::io::MachineDescription &d,
 }
 
 inline int run_check(const Args &args) {
-  const pm::ValidateOptions opt{args.number("cases", 100, 1000000), args.number("seed", 1, ~0ull)};
+  const pm::ValidateOptions opt{args.number("cases", 100, pm::io::max_cases),
+                                args.number("seed", 1, ~0ull)};
   pm::require(args.positional.size() <= 1, "check: expected at most one MODEL.json, found ",
               args.positional.size(), " arguments");
   pm::Report rep;

@@ -6,7 +6,9 @@
 
 #include "args.hpp"
 #include "pm/io/batch_npy.hpp"
+#include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
+#include "pm/io/output.hpp"
 
 namespace pmach {
 
@@ -29,15 +31,19 @@ inline const char *eval_help =
     "  --precision    float (computed and written in float32), double (default),\n"
     "                 or exact (over the rationals, rounded once to float64 on\n"
     "                 output; refused when sigma has no rational values)\n"
-    "  --json         print a JSON summary of the files written\n";
+    "  --json         print a JSON summary of the files written\n"
+    "\n"
+    "DIR is replaced as a whole once everything is computed: it must be absent,\n"
+    "empty or the output of an earlier run (listed by its pmach-run.json), and\n"
+    "its parent must exist. A failed or interrupted run leaves the previous one.\n";
 
 namespace detail {
 
+// The results of one run, replaced in DIR as a whole (pm/io/output.hpp).
 struct Output {
-  std::string dir;
+  pm::io::RunOutput run;
   pm::io::Dtype dtype;
-  bool batch_axis;
-  std::vector<std::string> written;
+  bool batch_axis = true;
 
   template <class S>
   void batch(const std::string &name, const pm::Batch<S> &b, const pm::Shape &space) {
@@ -47,10 +53,16 @@ struct Output {
   void function(const std::string &name, const pm::Function<S> &f, const pm::Shape &space) {
     write(name, pm::io::function_to_npy(f, space, dtype));
   }
+  // A value that overflowed (in float32, float64, or from an exact rational
+  // beyond float64) is an error: nothing of the run is written.
   void write(const std::string &name, const pm::io::NpyArray &a) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    pm::io::write_npy(path, a);
-    written.push_back(path);
+    for (std::size_t i = 0; i < a.data.size(); ++i) {
+      const double v = dtype == pm::io::Dtype::float32 ? double(float(a.data[i])) : a.data[i];
+      pm::require(std::isfinite(v), run.path(name), ": element ", i, " is ", v, " in ",
+                  dtype == pm::io::Dtype::float32 ? "float32" : "float64",
+                  " (the result overflowed), expected a finite number; nothing was written");
+    }
+    run.add(name, pm::io::format_npy(a.shape, a.data, a.dtype));
   }
 };
 
@@ -58,17 +70,15 @@ inline bool has_batch_axis(const pm::io::NpyArray &a, const pm::Shape &space) {
   return a.shape != space.extents();
 }
 
-// Evaluation holds about ten arrays of the input's or the output's size (and
-// a rational takes far more room than a double): both are bounded, via the
-// batch size, before anything is computed.
+// Reads the input --y0 and bounds the whole evaluation by its batch size
+// before anything is computed (pm/io/bounds.hpp).
 template <class S>
-pm::io::NpyArray read_input(const std::string &path, pm::Index in_size, pm::Index out_size) {
+pm::io::NpyArray read_input(const std::string &path, const pm::Shape &space,
+                            const pm::io::ModelSize &size, const std::string &model) {
   pm::io::NpyArray a = pm::io::read_npy(path);
-  const std::size_t max = std::is_floating_point_v<S> ? std::size_t{1} << 24 : std::size_t{1} << 20;
-  const std::size_t batch = in_size == 0 ? 0 : a.size() / in_size;
-  pm::require(batch <= max / std::max<pm::Index>({in_size, out_size, 1}), path,
-              ": npy field 'shape': ", batch, " samples of ", in_size, " inputs and ", out_size,
-              " outputs, expected at most ", max, " values per array at this precision");
+  const std::uint64_t batch = has_batch_axis(a, space) && !a.shape.empty() ? a.shape[0] : 1;
+  pm::io::require_batch(batch, space.size(), path);
+  pm::io::require_evaluation(size, batch, !std::is_floating_point_v<S>, model);
   return a;
 }
 
@@ -84,13 +94,32 @@ pm::Function<S> parameters(const Args &args, const pm::Shape &shape,
   if (weights)
     for (double v : *weights) w.push_back(pm::io::from_double<S>(v));
   else
-    w.assign(shape.size(), S(1)); // a layer without parameters: the one weight 1
+    w.assign(shape.size(), S(1)); // a model without parameters: the one weight 1
   return w;
+}
+
+// Exact evaluation of a machine: the estimated bits of its rationals,
+// from the bits of the inputs actually given, are bounded.
+template <class S>
+void require_exact_bits(const pm::io::MachineDescription &d, const pm::GradedSpanMachine<S> &m,
+                        std::initializer_list<const std::vector<S> *> inputs) {
+  if constexpr (!std::is_floating_point_v<S>) {
+    std::uint64_t in = 0;
+    for (const auto *v : inputs)
+      for (const S &x : *v) in = std::max(in, pm::io::bits(x));
+    const std::uint64_t est = pm::io::exact_state_bits(d, m, in);
+    pm::require(est <= pm::io::max_exact_bits, d.file,
+                ": exact evaluation would need rationals of about ", est, " bits or more over ",
+                m.levels(), " levels, expected at most ", pm::io::max_exact_bits,
+                "; use --precision double");
+  }
 }
 
 template <class S>
 void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out) {
-  const pm::io::NpyArray x0 = read_input<S>(args.get("y0"), d.source.size(), d.target.size());
+  const pm::io::ModelSize size{d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(),
+                               0};
+  const pm::io::NpyArray x0 = read_input<S>(args.get("y0"), d.source, size, d.file);
   out.batch_axis = has_batch_axis(x0, d.source);
   const pm::Batch<S> x = pm::io::batch_from_npy<S>(x0, d.source, args.get("y0"));
   const pm::ParametricSpan<S> a = pm::io::with_scalar<S>(d.span);
@@ -111,7 +140,9 @@ void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out
 template <class S>
 void eval_machine(const pm::io::MachineDescription &d, const Args &args, Output &out) {
   const pm::GradedSpanMachine<S> m = pm::io::make_machine<S>(d);
-  const pm::io::NpyArray y0a = read_input<S>(args.get("y0"), d.space.size(), d.space.size());
+  const pm::io::ModelSize size{d.space.size(), d.space.size(), m.span().apex(), d.parameters.size(),
+                               m.levels()};
+  const pm::io::NpyArray y0a = read_input<S>(args.get("y0"), d.space, size, d.file);
   out.batch_axis = has_batch_axis(y0a, d.space);
   const pm::Batch<S> y0 = pm::io::batch_from_npy<S>(y0a, d.space, args.get("y0"));
   auto optional_batch = [&](const char *option) {
@@ -120,7 +151,8 @@ void eval_machine(const pm::io::MachineDescription &d, const Args &args, Output 
                                      y0.cols);
   };
   const pm::Batch<S> z0 = optional_batch("z0");
-  const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, true, d.file);
+  const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, d.has_parameters, d.file);
+  require_exact_bits(d, m, {&y0.data, &z0.data, &w});
   const pm::MachineState<S> x = pm::forward(m, w, y0, z0);
   out.batch(std::string("y.npy"), x.y, d.space);
   out.batch(std::string("z.npy"), x.z, d.space);
@@ -152,12 +184,8 @@ inline int run_eval(const Args &args) {
   pm::require(precision == "float" || precision == "double" || precision == "exact",
               "--precision: is '", precision, "', expected float, double or exact");
   const auto model = pm::io::read_model(args.positional[0]);
-  const std::string dir = args.get("out");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  pm::require(std::filesystem::is_directory(dir), dir, ": cannot create the output directory");
-  detail::Output out{
-      dir, precision == "float" ? pm::io::Dtype::float32 : pm::io::Dtype::float64, true, {}};
+  detail::Output out{pm::io::RunOutput(args.get("out")),
+                     precision == "float" ? pm::io::Dtype::float32 : pm::io::Dtype::float64};
   if (precision == "exact") {
     if (const auto *m = std::get_if<pm::io::MachineDescription>(&model))
       pm::require(pm::io::is_rational_sigma(m->sigma), args.positional[0],
@@ -170,10 +198,12 @@ inline int run_eval(const Args &args) {
   } else {
     detail::eval_model<double>(model, args, out);
   }
+  out.run.commit();
   if (args.flag("json")) {
-    std::cout << nlohmann::json{{"precision", precision}, {"written", out.written}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"precision", precision}, {"written", out.run.paths()}}.dump(2)
+              << "\n";
   } else {
-    for (const auto &p : out.written) std::cout << "wrote " << p << "\n";
+    for (const auto &p : out.run.paths()) std::cout << "wrote " << p << "\n";
     if (precision == "exact")
       std::cout << "computed exactly over the rationals; values rounded once to float64\n";
   }

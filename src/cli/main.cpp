@@ -1,5 +1,6 @@
 // pmach: validate layers and machines against the laws of the reference
 // semantics, evaluate them, and draw them. See `pmach --help`.
+#include <csignal>
 #include <iostream>
 
 #include "check.hpp"
@@ -30,6 +31,9 @@ struct Command {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Past a file-size limit, writes must fail (and be reported) rather than
+  // kill the process before it can say so.
+  std::signal(SIGXFSZ, SIG_IGN);
   const Command commands[] = {
       {"check",
        pmach::check_help,
@@ -49,25 +53,24 @@ int main(int argc, char **argv) {
   }
   if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
       std::string(argv[1]) == "help") {
-    std::cout << main_help;
-    return 0;
+    std::cout << main_help << std::flush;
+    if (std::cout) return 0;
+    std::cerr << "pmach: error: standard output: write error\n";
+    return 2;
   }
   const std::string name = argv[1];
   for (const Command &c : commands) {
     if (name != c.name) continue;
     try {
       const pmach::Args args = pmach::parse_args(argc, argv, 2, c.valued, c.flags);
-      if (args.flag("help")) {
-        std::cout << c.help;
-        return 0;
-      }
-      return c.run(args);
+      if (args.flag("help")) std::cout << c.help;
+      const int code = args.flag("help") ? 0 : c.run(args);
+      pm::io::flush_standard_output(); // exit 0 only when the output was written
+      return code;
     } catch (const std::exception &e) {
-      // pm::Error and everything else (e.g. std::bad_alloc): one line, exit 2.
-      std::string msg = e.what();
-      for (char &ch : msg)
-        if (ch == '\n') ch = ' ';
-      std::cerr << "pmach " << name << ": error: " << msg << "\n";
+      // pm::Error and everything else (e.g. std::bad_alloc): one line, exit 2,
+      // with control characters of file names escaped.
+      std::cerr << "pmach " << name << ": error: " << pm::io::message_line(e.what()) << "\n";
       return 2;
     }
   }

@@ -5,6 +5,7 @@
 // storage. An array of shape (d_0, …) alone is read as a batch of one.
 // Values convert exactly into pm::Rational; into float they round to nearest.
 #include "pm/category/batch.hpp"
+#include "pm/io/bounds.hpp"
 #include "pm/io/npy.hpp"
 
 namespace pm::io {
@@ -31,6 +32,7 @@ Batch<S> batch_from_npy(const NpyArray &a, const Shape &space, const std::string
     require(ok, path, ": npy field 'shape': expected ", want, ") or without the batch axis");
     batch = a.shape[0];
   }
+  require_batch(batch, space.size(), path);
   require(expected_batch == 0 || batch == expected_batch, path, ": npy field 'shape': has ", batch,
           " samples, expected ", expected_batch);
   Batch<S> out(space.size(), batch);

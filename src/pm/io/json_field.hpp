@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -27,29 +28,85 @@ using Json = nlohmann::json;
 // JSON files larger than this are refused before reading (64 MiB).
 inline constexpr std::size_t json_max_bytes = std::size_t{64} << 20;
 
+// Limits of a JSON document, checked while it is parsed, so that the tree
+// built stays a small multiple of the file's size: nesting depth, values
+// (numbers, strings, …) and arrays or objects. Larger edge lists belong in
+// .npy or CSV files.
+inline constexpr std::size_t json_max_depth = 64;
+inline constexpr std::size_t json_max_values = std::size_t{1} << 23;
+inline constexpr std::size_t json_max_containers = std::size_t{1} << 21;
+// Longest number text read exactly, and the largest decimal exponent.
+inline constexpr std::size_t max_number_text = 200;
+inline constexpr long max_decimal_exponent = 400;
+
 namespace detail {
-inline bool is_integer_text(const std::string &s) {
+inline bool is_integer_text(std::string_view s) {
   const std::size_t start = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
   return s.size() > start && s.size() - start <= 30 &&
          s.find_first_not_of("0123456789", start) == std::string::npos;
 }
+
+// Decimal digits by hand: cpp_int's own parser rejects "+5" and reads a
+// leading 0 as octal ("010" would be 8).
+inline boost::multiprecision::cpp_int digits_value(std::string_view t) {
+  boost::multiprecision::cpp_int v = 0;
+  for (char c : t)
+    if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
+  return v;
+}
+
+// [sign] digits [. digits] [e|E [sign] digits], read exactly: "0.1" is 1/10.
+inline std::optional<Rational> decimal_from_text(std::string_view s) {
+  if (s.empty() || s.size() > max_number_text) return std::nullopt;
+  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  const bool negative = s[0] == '-';
+  std::string digits;
+  long exponent = 0;
+  bool any = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, any = true) digits += s[i];
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, any = true) {
+      digits += s[i];
+      --exponent;
+    }
+  if (!any) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    const bool minus = i < s.size() && s[i] == '-';
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    long e = 0;
+    bool any_e = false;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, any_e = true)
+      if ((e = e * 10 + (s[i] - '0')) > 10 * max_decimal_exponent) return std::nullopt;
+    if (!any_e) return std::nullopt;
+    exponent += minus ? -e : e;
+  }
+  if (i != s.size()) return std::nullopt;
+  const boost::multiprecision::cpp_int m = digits_value(digits);
+  if (m == 0) return Rational(0);
+  // The exponent counts only when the value is not zero (0e999999 is 0).
+  if (exponent > max_decimal_exponent || exponent < -max_decimal_exponent - long(digits.size()))
+    return std::nullopt;
+  const boost::multiprecision::cpp_int p =
+      boost::multiprecision::pow(boost::multiprecision::cpp_int(10),
+                                 static_cast<unsigned>(exponent < 0 ? -exponent : exponent));
+  const Rational r = exponent < 0 ? Rational(m, p) : Rational(m * p);
+  return negative ? Rational(-r) : r;
+}
 } // namespace detail
 
 // A number written as text: an integer or "p/q" (exact, at most 30 digits
-// each, q ≠ 0), or a finite decimal such as 0.25 or 1e-3 (read as the nearest
-// double, then exactly). Nothing when the text is none of these.
-inline std::optional<Rational> rational_from_text(const std::string &s) {
-  // Decimal digits by hand: cpp_int's own parser rejects "+5" and reads a
-  // leading 0 as octal ("010" would be 8).
-  auto integer = [](const std::string &t) {
-    boost::multiprecision::cpp_int v = 0;
-    for (char c : t)
-      if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
+// each, q ≠ 0), or a decimal such as 0.1, 1e-3 or a long integer, read
+// exactly (0.1 is 1/10; at most 200 characters, exponent within ±400).
+// Nothing when the text is none of these.
+inline std::optional<Rational> rational_from_text(std::string_view s) {
+  auto integer = [](std::string_view t) {
+    const boost::multiprecision::cpp_int v = detail::digits_value(t);
     return t[0] == '-' ? boost::multiprecision::cpp_int(-v) : v;
   };
   const auto slash = s.find('/');
   if (slash != std::string::npos) {
-    const std::string p = s.substr(0, slash), q = s.substr(slash + 1);
+    const std::string_view p = s.substr(0, slash), q = s.substr(slash + 1);
     if (!detail::is_integer_text(p) || !detail::is_integer_text(q) ||
         q.find_first_not_of("0+-") == std::string::npos)
       return std::nullopt;
@@ -57,14 +114,20 @@ inline std::optional<Rational> rational_from_text(const std::string &s) {
     const boost::multiprecision::cpp_int num = integer(p), den = integer(q);
     return den < 0 ? Rational(-num, -den) : Rational(num, den);
   }
-  if (detail::is_integer_text(s)) return integer(s);
-  if (s.empty() || s.size() > 64 || s.find_first_not_of("0123456789+-.eE") != std::string::npos)
-    return std::nullopt;
-  char *end = nullptr;
-  const double d = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(d)) return std::nullopt;
-  return Rational(d);
+  if (detail::is_integer_text(s)) return Rational(integer(s));
+  return detail::decimal_from_text(s);
 }
+
+namespace detail {
+// A JSON number that no double holds exactly (0.1, 1e-400) or an integer
+// beyond 64 bits is kept as its text behind this prefix, so that it is read
+// exactly where a rational is expected and reported as written elsewhere.
+inline constexpr std::string_view exact_number_tag = "\x01pmach-number:";
+
+inline bool is_exact_number(const nlohmann::json &v) {
+  return v.is_string() && v.get_ref<const std::string &>().rfind(exact_number_tag, 0) == 0;
+}
+} // namespace detail
 
 class Field {
 public:
@@ -77,7 +140,9 @@ public:
 
   [[noreturn]] void fail(const std::string &expected) const {
     std::string found = value_->type_name();
-    if (value_->is_primitive())
+    if (detail::is_exact_number(*value_))
+      found = printable(value_->get<std::string>().substr(detail::exact_number_tag.size()), 40);
+    else if (value_->is_primitive())
       found = printable(value_->dump(-1, ' ', true, Json::error_handler_t::replace), 40);
     pm::detail::fail(file_, ": ", pointer(), ": expected ", expected, ", found ", found);
   }
@@ -119,7 +184,7 @@ public:
   }
 
   std::string as_string() const {
-    if (!value_->is_string()) fail("a string");
+    if (!value_->is_string() || detail::is_exact_number(*value_)) fail("a string");
     return value_->get<std::string>();
   }
   bool as_bool() const {
@@ -145,12 +210,13 @@ public:
   // A finite number: a JSON number (read exactly: a double is a dyadic
   // rational) or a string "p/q" for rationals that no double represents.
   Rational as_rational() const {
-    if (value_->is_number_integer()) return Rational(as_int(-(1LL << 62), 1LL << 62));
-    if (value_->is_number_float()) {
-      const double d = value_->get<double>();
-      if (!std::isfinite(d)) fail("a finite number");
-      return Rational(d);
-    }
+    if (value_->is_number_unsigned()) return Rational(value_->get<unsigned long long>());
+    if (value_->is_number_integer()) return Rational(value_->get<long long>());
+    if (value_->is_number_float()) return Rational(value_->get<double>()); // finite, exact
+    if (detail::is_exact_number(*value_))
+      if (auto r = rational_from_text(std::string_view(value_->get_ref<const std::string &>())
+                                          .substr(detail::exact_number_tag.size())))
+        return *r;
     if (value_->is_string())
       if (auto r = rational_from_text(value_->get<std::string>())) return *r;
     fail("a number or a rational \"p/q\"");
@@ -182,10 +248,94 @@ private:
   std::string pointer_;
 };
 
+namespace detail {
+
+// Builds the tree as nlohmann's own parser does, and refuses what it would
+// let through: a key repeated in one object (the last would silently win),
+// a number no double holds (kept exactly, see exact_number_tag) beyond
+// max_number_text, and documents past the depth and size limits.
+class CheckedJsonBuilder : public nlohmann::json_sax<Json> {
+public:
+  CheckedJsonBuilder(Json &root, const std::string &file) : dom_(root, true), file_(file) {}
+
+  bool null() override { return value() && dom_.null(); }
+  bool boolean(bool v) override { return value() && dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return value() && dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override { return value() && dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t &text) override {
+    value();
+    // An integer literal here is beyond 64 bits: kept as written even when
+    // a double holds it (2^64), so that it is reported as written.
+    const bool integer = text.find_first_of(".eE") == std::string::npos;
+    if (!integer && std::isfinite(v) && rational_from_text(text) == Rational(v))
+      return dom_.number_float(v, text);
+    require(rational_from_text(text).has_value(), file_, ": JSON number ", printable(text, 40),
+            ": expected at most ", max_number_text, " characters and an exponent within ±",
+            max_decimal_exponent, " (it cannot be read exactly)");
+    string_t tagged = std::string(exact_number_tag) + text;
+    return dom_.string(tagged);
+  }
+  bool string(string_t &v) override { return value() && dom_.string(v); }
+  bool binary(binary_t &v) override { return value() && dom_.binary(v); }
+  bool start_object(std::size_t n) override {
+    open();
+    keys_.emplace_back();
+    return dom_.start_object(n);
+  }
+  bool key(string_t &k) override {
+    require(keys_.back().insert(k).second, file_, ": JSON key '", printable(k, 40),
+            "' appears twice in one object, expected each key once");
+    return dom_.key(k);
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) override {
+    open();
+    return dom_.start_array(n);
+  }
+  bool end_array() override {
+    --depth_;
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t position, const std::string &token,
+                   const nlohmann::detail::exception &e) override {
+    // Rethrown as what it is (the base class would lose the byte offset).
+    if (const auto *p = dynamic_cast<const Json::parse_error *>(&e))
+      return dom_.parse_error(position, token, *p);
+    return dom_.parse_error(position, token, e);
+  }
+
+private:
+  bool value() {
+    require(++values_ <= json_max_values, file_, ": JSON document: expected at most ",
+            json_max_values, " values (put large edge lists in .npy or CSV files)");
+    return true;
+  }
+  void open() {
+    value();
+    require(++containers_ <= json_max_containers, file_, ": JSON document: expected at most ",
+            json_max_containers, " arrays and objects (put large edge lists in .npy or CSV files)");
+    require(++depth_ <= json_max_depth, file_, ": JSON document: expected at most ", json_max_depth,
+            " levels of nesting");
+  }
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const std::string &file_;
+  std::vector<std::set<std::string>> keys_;
+  std::size_t depth_ = 0, values_ = 0, containers_ = 0;
+};
+
+} // namespace detail
+
 // Parses JSON text; a syntax error becomes one line with the byte offset.
 inline Json parse_json(std::string_view text, const std::string &file) {
   try {
-    return Json::parse(text.begin(), text.end());
+    Json root;
+    detail::CheckedJsonBuilder builder(root, file);
+    Json::sax_parse(text.begin(), text.end(), &builder);
+    return root;
   } catch (const Json::parse_error &e) {
     std::string what = e.what();
     const auto colon = what.find("; last read");
@@ -193,7 +343,7 @@ inline Json parse_json(std::string_view text, const std::string &file) {
     if (start != std::string::npos)
       what = what.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
     pm::detail::fail(file, ": JSON ", printable(what, 200), " at byte ", e.byte);
-  } catch (const Json::exception &e) { // e.g. a number too large for a double
+  } catch (const Json::exception &e) {
     std::string what = e.what();
     const auto bracket = what.find("] ");
     pm::detail::fail(

@@ -64,6 +64,7 @@ inline LayerDescription parse_layer(const Json &json, const std::string &file) {
     g->allow_only({"source", "target"});
     d.source_grading = read_grading(g->at("source"), d.source);
     d.target_grading = read_grading(g->at("target"), d.target);
+    renumber_levels({&*d.source_grading, &*d.target_grading});
   }
   return d;
 }

@@ -10,6 +10,7 @@
 // {"array": "slopes.npy"} (one slope per point of the space).
 #include <variant>
 
+#include "pm/io/bounds.hpp"
 #include "pm/io/layer_format.hpp"
 #include "pm/layers/seed_machines.hpp"
 
@@ -27,7 +28,8 @@ struct MachineDescription {
   std::optional<SeedDescription> seed; // a seed machine by name; else the parts below
   Shape space;
   Grading grading;
-  Shape parameters;
+  Shape parameters; // rank 0 (one point, weight 1) when given by parts without them
+  bool has_parameters = true;
   ParametricSpan<Rational> span;
   SigmaDescription sigma;
   std::optional<std::vector<double>> weights;
@@ -36,6 +38,19 @@ struct MachineDescription {
 // Whether σ has exact rational values (and so whether `exact` evaluation is possible).
 inline bool is_rational_sigma(const SigmaDescription &s) {
   return s.name == "identity" || s.name == "relu" || s.name == "polynomial" || s.name == "array";
+}
+
+// The estimated bits of the exact state of the machine m described by d, on
+// inputs (y0, z0, w) of at most `input_bits` bits: see exact_bits_estimate.
+inline std::uint64_t exact_state_bits(const MachineDescription &d,
+                                      const GradedSpanMachine<Rational> &m,
+                                      std::uint64_t input_bits) {
+  std::uint64_t sigma_bits = 0;
+  for (const Rational &c : d.sigma.coefficients) sigma_bits = std::max(sigma_bits, bits(c));
+  for (double s : d.sigma.slopes) sigma_bits = std::max(sigma_bits, bits(Rational(s)));
+  const std::uint64_t degree =
+      d.sigma.name == "polynomial" ? std::max<std::size_t>(d.sigma.coefficients.size(), 2) - 1 : 1;
+  return exact_bits_estimate(m.grading(), m.span(), degree, input_bits, sigma_bits);
 }
 
 template <class S> Sigma<S> make_sigma(const SigmaDescription &d) {
@@ -171,7 +186,9 @@ inline MachineDescription parse_machine(const Json &json, const std::string &fil
         {"pmach", "kind", "name", "space", "grading", "parameters", "edges", "sigma", "weights"});
     d.space = read_space(root.at("space"));
     d.grading = read_grading(root.at("grading"), d.space);
+    renumber_levels({&d.grading});
     const bool has_pi = root.has("parameters");
+    d.has_parameters = has_pi;
     if (has_pi) d.parameters = read_space(root.at("parameters"));
     d.span = read_edges(root.at("edges"), d.space, d.space, d.parameters, has_pi);
     d.sigma = detail::read_sigma(root.at("sigma"), d.space);

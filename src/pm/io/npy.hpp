@@ -23,6 +23,7 @@
 
 #include "pm/category/error.hpp"
 #include "pm/io/file.hpp"
+#include "pm/io/output.hpp"
 #include "pm/io/printable.hpp"
 
 namespace pm::io {
@@ -277,11 +278,7 @@ inline NpyArray read_npy(const std::string &path, Finite finite = Finite::requir
 
 inline void write_npy(const std::string &path, const std::vector<std::size_t> &shape,
                       const std::vector<double> &data, Dtype dtype = Dtype::float64) {
-  const std::string bytes = format_npy(shape, data, dtype);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  require(bool(out), path, ": cannot open the file for writing");
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  require(bool(out), path, ": write error");
+  write_file_atomically(path, format_npy(shape, data, dtype));
 }
 
 } // namespace pm::io

@@ -9,7 +9,7 @@
 //  - or by an explicit edge list (inline, .npy or CSV) of flat indices
 //    s, t, [π,] [μ]; here an index out of range is an error, not dropped.
 // Measures are exact rationals; the reader never rounds.
-#include <charconv>
+#include <sstream>
 
 #include "pm/category/parametric_span.hpp"
 #include "pm/io/csv.hpp"
@@ -90,18 +90,28 @@ inline AffineMap read_affine(const Field &f, Index in_rank, Index out_rank) {
 
 namespace detail {
 
-// The integer in an edge-list cell, which must be a valid index below `bound`.
-inline Index edge_index(double v, Index bound, const std::string &where, const char *column,
-                        const char *space) {
-  require(v >= 0 && v < double(bound) && v == std::floor(v), where, ", column '", column, "': is ",
-          v, ", expected an integer index in [0, ", bound, ") of the ", space);
-  return static_cast<Index>(v);
+// The integer in an edge-list cell, which must be a valid index below
+// `bound`; `value` is the cell read exactly (nothing when it is not a
+// number) and `text` how it was written, for the message.
+inline Index edge_index(const std::optional<Rational> &value, const std::string &text, Index bound,
+                        const std::string &where, const char *column, const char *space) {
+  const bool ok = value && boost::multiprecision::denominator(*value) == 1 && *value >= 0 &&
+                  *value < Rational(bound);
+  require(ok, where, ", column '", column, "': is ", value ? "" : "'", printable(text, 40),
+          value ? "" : "'", ", expected an integer index in [0, ", bound, ") of the ", space);
+  return boost::multiprecision::numerator(*value).convert_to<Index>();
 }
+
+// An edge-list cell: its exact value (nothing when it is not a number) and
+// its text as written.
+struct EdgeCell {
+  std::optional<Rational> value;
+  std::string text;
+};
 
 // Adds the rows of an explicit edge list: columns s, t, [π when the layer
 // has parameters], [μ]. columns(e) is the number of cells of row e, where(e)
-// its place for messages, cell(e, k) its k-th cell as an index candidate and
-// as a measure (nothing when it is not a number).
+// its place for messages, cell(e, k) its k-th cell.
 template <class Columns, class Where, class Cell>
 void add_edge_rows(ParametricSpan<Rational> &a, bool has_pi, Index rows, const std::string &what,
                    Columns &&columns, Where &&where, Cell &&cell, const Rational &default_mu) {
@@ -115,15 +125,18 @@ void add_edge_rows(ParametricSpan<Rational> &a, bool has_pi, Index rows, const s
     require(n == n_idx || n == n_idx + 1, where(e), ": expected ", n_idx, " or ", n_idx + 1,
             " columns (s, t", has_pi ? ", pi" : "", "[, mu]), found ", n);
     Index idx[3] = {0, 0, 0};
-    for (std::size_t k = 0; k < n_idx; ++k)
-      idx[k] = edge_index(cell(e, k).first, bounds[k], where(e), names[k], spaces[k]);
+    for (std::size_t k = 0; k < n_idx; ++k) {
+      const EdgeCell c = cell(e, k);
+      idx[k] = edge_index(c.value, c.text, bounds[k], where(e), names[k], spaces[k]);
+    }
     a.span.s.images.push_back(idx[0]);
     a.span.t.images.push_back(idx[1]);
     a.pi.images.push_back(idx[2]);
     if (n > n_idx) {
-      const std::optional<Rational> mu = cell(e, n_idx).second;
-      require(bool(mu), where(e), ", column 'mu': expected a finite number or a rational p/q");
-      a.span.mu.push_back(*mu);
+      const EdgeCell mu = cell(e, n_idx);
+      require(bool(mu.value), where(e), ", column 'mu': is '", printable(mu.text, 40),
+              "', expected a finite number or a rational p/q");
+      a.span.mu.push_back(*mu.value);
     } else {
       a.span.mu.push_back(default_mu);
     }
@@ -182,10 +195,13 @@ inline ParametricSpan<Rational> read_edges(const Field &f, const Shape &x, const
         a, has_pi, list.size(), f.file() + ": " + list.pointer(),
         [&](Index e) { return list[e].size(); },
         [&](Index e) { return f.file() + ": " + list[e].pointer(); },
-        [&](Index e, std::size_t k) -> std::pair<double, std::optional<Rational>> {
+        [&](Index e, std::size_t k) -> detail::EdgeCell {
           const Field c = list[e][k];
-          if (k < (has_pi ? 3u : 2u)) return {double(c.as_int(0, 1LL << 40)), {}};
-          return {0.0, c.as_rational()};
+          if (k < (has_pi ? 3u : 2u)) {
+            const long long i = c.as_int(0, 1LL << 40);
+            return {Rational(i), std::to_string(i)};
+          }
+          return {c.as_rational(), ""};
         },
         constant_mu());
   } else if (f.has("npy")) {
@@ -196,30 +212,46 @@ inline ParametricSpan<Rational> read_edges(const Field &f, const Shape &x, const
     detail::add_edge_rows(
         a, has_pi, arr.shape[0], path, [&](Index) { return arr.shape[1]; },
         [&](Index e) { return path + ": row " + std::to_string(e); },
-        [&](Index e, std::size_t k) -> std::pair<double, std::optional<Rational>> {
+        [&](Index e, std::size_t k) -> detail::EdgeCell {
           const double v = arr.data[e * arr.shape[1] + k];
-          return {v, Rational(v)};
+          std::ostringstream text;
+          text << v;
+          return {Rational(v), text.str()};
         },
         constant_mu());
   } else if (f.has("csv")) {
     f.allow_only({"csv", "mu"});
     const std::string path = f.at("csv").as_path();
-    const CsvTable table = read_csv(path);
+    const CsvTable table = read_csv(path, max_edges);
     detail::add_edge_rows(
-        a, has_pi, table.rows.size(), path, [&](Index e) { return table.rows[e].size(); },
+        a, has_pi, table.size(), path, [&](Index e) { return table.row(e).size(); },
         [&](Index e) { return path + ": line " + std::to_string(table.lines[e]); },
-        [&](Index e, std::size_t k) -> std::pair<double, std::optional<Rational>> {
-          const std::string &cell = table.rows[e][k];
-          double v = -1; // not an index unless the whole cell is a number
-          const auto res = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-          if (res.ec != std::errc() || res.ptr != cell.data() + cell.size()) v = -1;
-          return {v, rational_from_text(cell)};
+        [&](Index e, std::size_t k) -> detail::EdgeCell {
+          const std::string_view cell = table.row(e)[k];
+          return {rational_from_text(cell), std::string(cell)};
         },
         constant_mu());
   } else {
     f.fail("an edges object with one of 'ranges' (affine maps), 'list', 'npy' or 'csv'");
   }
   return a;
+}
+
+// Levels taken at their word would cost their value (a solver walks every
+// level): gradings are renumbered densely, keeping the order, so that
+// D ≤ points. Gradings compared with each other (a layer's source and
+// target) are renumbered together.
+inline void renumber_levels(std::initializer_list<Grading *> gradings) {
+  std::vector<Index> used;
+  for (const Grading *g : gradings) used.insert(used.end(), g->grades().begin(), g->grades().end());
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  for (Grading *g : gradings) {
+    std::vector<Index> dense(g->size());
+    for (Index i = 0; i < g->size(); ++i)
+      dense[i] = Index(std::lower_bound(used.begin(), used.end(), (*g)(i)) - used.begin()) + 1;
+    *g = Grading(used.size(), std::move(dense));
+  }
 }
 
 // A grading of a space: each point gets a level 1…D. Given as
