@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -62,31 +63,43 @@ std::vector<Index> parse_dims(const std::string &text) {
 }
 
 struct Timing {
-  double median_us, min_us;
+  double median_us, min_us, min_cpu_us;
   Index calls;
 };
 
+// CPU time of the whole process (all threads): with one thread, the time a
+// call ran on its core, whatever else the machine was running.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // Times f call by call until `budget` seconds have passed (at least 11 calls,
-// after 2 untimed warm-up calls).
+// after 2 untimed warm-up calls): the median and minimum of the elapsed
+// times, and the minimum CPU time of a call.
 template <class F> Timing time_calls(F &&f, double budget) {
   using clock = std::chrono::steady_clock;
   f();
   f();
   std::vector<double> us;
+  double cpu = 1e300;
   const auto start = clock::now();
   while (us.size() < 11 || std::chrono::duration<double>(clock::now() - start).count() < budget) {
+    const double c0 = cpu_seconds();
     const auto t0 = clock::now();
     f();
     us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+    cpu = std::min(cpu, 1e6 * (cpu_seconds() - c0));
   }
   std::sort(us.begin(), us.end());
-  return {us[us.size() / 2], us.front(), us.size()};
+  return {us[us.size() / 2], us.front(), cpu, us.size()};
 }
 
 std::string json(const std::string &name, const Timing &t) {
   std::ostringstream os;
   os << "\"" << name << "\": {\"median_us\": " << t.median_us << ", \"min_us\": " << t.min_us
-     << ", \"calls\": " << t.calls << "}";
+     << ", \"min_cpu_us\": " << t.min_cpu_us << ", \"calls\": " << t.calls << "}";
   return os.str();
 }
 

@@ -5,3 +5,4 @@
 #include "pm/kernels/dense_machine.hpp"
 #include "pm/kernels/dispatch.hpp"
 #include "pm/kernels/sequence_machine.hpp"
+#include "pm/kernels/weight_gradient.hpp"
