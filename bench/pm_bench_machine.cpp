@@ -4,7 +4,9 @@
 //
 //   pm_bench_machine dense --dims 32,32,32,32,32 --batch 32 [common options]
 //   pm_bench_machine conv --dims ... --batch B --length L --pad-lo P --pad-hi Q [...]
+//   pm_bench_machine conv --dims ... --batch B --extents E0,E1[,E2] --pad LO0,HI0,LO1,HI1,... [...]
 //   pm_bench_machine recur --dims ... --batch B --length L --max-lag P --timeblock T [...]
+//   pm_bench_machine graph --nodes N --edges E --channels CI,CO --batch B --io DIR [...]
 //   pm_bench_machine gemm --size N [--dtype ...] [--threads T] [--budget SECONDS]
 // common options: [--dtype float32|float64] [--threads T] [--io DIR] [--budget SECONDS]
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
@@ -20,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -148,7 +151,10 @@ template <class T> Machine<T> machine(const Args &a) {
   }
   const Index length = std::stoul(a.get("length", "1"));
   SequencePlan p;
-  if (a.command == "conv") {
+  if (a.command == "conv" && !a.get("extents", "").empty()) {
+    p = plan(
+        ConvGridShape{dims, parse_dims(a.get("extents", "")), batch, parse_dims(a.get("pad", ""))});
+  } else if (a.command == "conv") {
     p = plan(ConvMachineShape{dims, length, batch, std::stoul(a.get("pad-lo", "0")),
                               std::stoul(a.get("pad-hi", "0"))});
   } else {
@@ -193,6 +199,45 @@ template <class T> void run(const Args &a) {
             << ", " << double(e.derivative) << "]}\n";
 }
 
+// The graph kernel on the graph of DIR/edges.bin (int64 pairs u, v, from u
+// into v), self loops added, mean normalisation: forward L_W φ, transpose
+// L_Wᵀ g and the weight gradient, from DIR/{w,phi,g}.bin to
+// DIR/{out,back,dw}.bin.
+template <class T> void graph(const Args &a) {
+  const std::string io = a.get("io", "");
+  pm::require(!io.empty(), "pm_bench_machine graph: --io DIR is required");
+  pm::GraphConvSpec spec;
+  spec.nodes = std::stoul(a.get("nodes", "1"));
+  std::vector<std::int64_t> ends(2 * std::stoul(a.get("edges", "0")));
+  read(io + "/edges.bin", ends);
+  for (Index e = 0; e < ends.size(); e += 2) spec.edges.emplace_back(ends[e], ends[e + 1]);
+  const std::vector<Index> channels = parse_dims(a.get("channels", "1,1"));
+  pm::require(channels.size() == 2, "pm_bench_machine graph: --channels expects C_in,C_out");
+  spec.in_channels = channels[0];
+  spec.out_channels = channels[1];
+  spec.self_loops = true;
+  spec.norm = pm::GraphNorm::mean;
+  const Index batch = std::stoul(a.get("batch", "1"));
+  const GraphPlan<T> p = graph_plan<T>(spec);
+  std::vector<T> w(channels[0] * channels[1]), phi(spec.nodes * channels[0] * batch),
+      g(spec.nodes * channels[1] * batch);
+  read(io + "/w.bin", w);
+  read(io + "/phi.bin", phi);
+  read(io + "/g.bin", g);
+  std::vector<T> out(g.size()), back(phi.size()), dw(w.size());
+  const double budget = std::stod(a.get("budget", "0.5"));
+  const Timing f = time_calls([&] { graph_forward<T>(p, w, phi, batch, out); }, budget);
+  const Timing d = time_calls([&] { graph_transpose<T>(p, w, g, batch, back); }, budget);
+  const Timing gr = time_calls([&] { graph_weight_gradient<T>(p, phi, g, batch, dw); }, budget);
+  write(io + "/out.bin", out);
+  write(io + "/back.bin", back);
+  write(io + "/dw.bin", dw);
+  std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", gr)
+            << ", \"flops_per_pass\": " << p.flops(batch, channels[0])
+            << ", \"threads\": " << omp_get_max_threads() << ", \"flags\": \"" << PM_BENCH_FLAGS
+            << "\"}\n";
+}
+
 // The matrix-product peak of Eigen on this machine: C = A B, all N × N, the
 // columns of C split evenly among the threads (Eigen's own threading is off
 // in the kernels' build).
@@ -226,6 +271,8 @@ int main(int argc, char **argv) {
                 a.get("dtype", ""), ", expected float32 or float64");
     if (a.command == "gemm")
       single ? gemm<float>(a) : gemm<double>(a);
+    else if (a.command == "graph")
+      single ? graph<float>(a) : graph<double>(a);
     else
       single ? run<float>(a) : run<double>(a);
   } catch (const std::exception &e) {

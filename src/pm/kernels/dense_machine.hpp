@@ -87,7 +87,7 @@ void dense_forward(const DenseMachineShape &shape, Activation sigma, std::span<c
         for (Index d : shape.dims) {
           auto yi = Y.middleRows(o, d);
           yi = Y0.middleRows(o, d);
-          if (o > 0) yi.noalias() += m.block(o, 0, d, o) * Z.topRows(o);
+          if (o > 0) multiply_add(yi, m.block(o, 0, d, o), Z.topRows(o));
           add_activation<T>(sigma, {d, nb, n}, Z.data() + o, Z0.data() + o, Y.data() + o);
           o += d;
         }
@@ -124,7 +124,7 @@ void dense_dual(const DenseMachineShape &shape, Activation sigma, std::span<cons
           auto zi = ZB.middleRows(o, d);
           zi = ZB0.middleRows(o, d);
           if (later > 0)
-            zi.noalias() += m.block(end, o, later, d).transpose() * YB.bottomRows(later);
+            multiply_add(zi, m.block(end, o, later, d).transpose(), YB.bottomRows(later));
           add_activation_derivative<T>(sigma, {d, nb, n}, YB.data() + o, YB0.data() + o,
                                        Y.data() + o, ZB.data() + o);
           end = o;

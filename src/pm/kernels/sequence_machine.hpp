@@ -275,9 +275,8 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
               if (cols == 0 || d == 0) continue;
               const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
               p.for_each_run(p.taps[k], 1, t0, t1, [&](Index a, Index b) {
-                Y.block(o, a * nb, d, (b - a) * nb).noalias() +=
-                    m.block(o, 0, d, cols) *
-                    Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb);
+                multiply_add(Y.block(o, a * nb, d, (b - a) * nb), m.block(o, 0, d, cols),
+                             Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb));
               });
             }
             const Index at = t0 * nb * n + o;
@@ -329,9 +328,9 @@ void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w
               if (first == n || d == 0) continue;
               const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
               p.for_each_run(p.taps[k], -1, t0, t1, [&](Index a, Index b) {
-                ZB.block(o, a * nb, d, (b - a) * nb).noalias() +=
-                    m.block(first, o, n - first, d).transpose() *
-                    YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb);
+                multiply_add(ZB.block(o, a * nb, d, (b - a) * nb),
+                             m.block(first, o, n - first, d).transpose(),
+                             YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb));
               });
             }
             const Index at = t0 * nb * n + o;

@@ -222,18 +222,19 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
         const detail::GradientProduct<T> &pr = products[q];
         const Index c = pr.inputs, stride = pr.z == zf ? n : c;
         const Index rows = std::min(gradient_rows, pr.group->taps.size() * c - r0);
-        // Row-major, so that a row of the result is a run of a row of dW.
-        using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-        Eigen::Map<RowMajor> R(detail::scratch<T>(3, rows * pr.outputs), rows, pr.outputs);
-        const auto yt = YB.middleRows(pr.co, pr.outputs).transpose();
+        // The transposed result (outputs × rows): a column of it is a run of
+        // a row of dW.
+        MatrixView<T> Rt(detail::scratch<T>(3, rows * pr.outputs), pr.outputs, rows,
+                         Eigen::OuterStride<>(pr.outputs));
+        Rt.setZero();
         // Row r of the view: channel r % c of z at column + first + r / c (a
         // group read at stride n > c has a single tap).
         const T *base = pr.z + (long(g.margin) + pr.group->first) * long(stride);
         const ConstMatrixView<T> A(base + r0, rows, cols, Eigen::OuterStride<>(stride));
-        R.noalias() = A * yt;
+        multiply_add(Rt, YB.middleRows(pr.co, pr.outputs), A.transpose());
         for (Index r = 0; r < rows; ++r) {
           const Index j = (r0 + r) / c, ci = (r0 + r) % c, k = pr.group->taps[j];
-          std::copy_n(&R(r, 0), pr.outputs, dw.data() + (k * n + ci) * n + pr.co);
+          std::copy_n(&Rt(0, r), pr.outputs, dw.data() + (k * n + ci) * n + pr.co);
         }
       },
       work);
