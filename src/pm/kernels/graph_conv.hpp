@@ -9,11 +9,12 @@
 // indexed loads instead of graph edges × channels² for the span kernel) and
 // run the channel weights as one matrix product over every node and sample.
 //
-// A batch column b holds node v's channel c at row v · C + c, so the batch
-// is one C × (batch · nodes) column-major matrix. The aggregation sums each
-// node's edges in the order of the edge list (self loops last), and the
-// pieces of samples are fixed by the problem: the bits do not depend on the
-// thread count.
+// A batch column b holds node v's channel c at row v · C + c; a piece of
+// samples is copied node-major, where it is one C × (nodes · samples)
+// column-major matrix and a node's channels of every sample one vector. The
+// aggregation sums each node's edges in the order of the edge list (self
+// loops last), and the pieces of samples are fixed by the problem: the bits
+// do not depend on the thread count.
 #include <span>
 #include <vector>
 
@@ -71,21 +72,39 @@ inline Index graph_piece(Index nodes) {
   return std::max<Index>(1, 4096 / std::max<Index>(1, nodes));
 }
 
-// dst(:, v) = Σ_{k ∈ row v} c_k src(:, node_k) for every node of `samples`
-// consecutive samples; columns of C channels.
+// The aggregation runs node-major: node v's channels of all samples of a
+// piece are one vector (column (v, b) at (v · samples + b) · C), so an edge
+// is one run of samples × C values instead of C.
+//   dst(v) = Σ_{k ∈ row v} c_k src(node_k), in the order of the row.
 template <class T>
 void aggregate(const std::vector<Index> &start,
-               const std::vector<typename GraphPlan<T>::Edge> &rows, Index nodes, Index channels,
-               const T *src, T *dst, Index samples) {
-  for (Index b = 0; b < samples; ++b)
-    for (Index v = 0; v < nodes; ++v) {
-      T *out = dst + (b * nodes + v) * channels;
-      std::fill_n(out, channels, T(0));
-      for (Index k = start[v]; k < start[v + 1]; ++k) {
-        const T c = rows[k].c, *in = src + (b * nodes + rows[k].node) * channels;
-        for (Index ch = 0; ch < channels; ++ch) out[ch] += c * in[ch];
-      }
+               const std::vector<typename GraphPlan<T>::Edge> &rows, Index nodes, Index width,
+               const T *src, T *dst) {
+  for (Index v = 0; v < nodes; ++v) {
+    T *out = dst + v * width;
+    std::fill_n(out, width, T(0));
+    for (Index k = start[v]; k < start[v + 1]; ++k) {
+      const T c = rows[k].c, *in = src + rows[k].node * width;
+      for (Index i = 0; i < width; ++i) out[i] += c * in[i];
     }
+  }
+}
+
+// Samples [b0, b0 + samples) of a batch (sample, node, channel) to node-major
+// (node, sample, channel), and back.
+template <class T>
+void to_node_major(const T *batch, Index nodes, Index channels, Index b0, Index samples, T *dst) {
+  for (Index b = 0; b < samples; ++b)
+    for (Index v = 0; v < nodes; ++v)
+      std::copy_n(batch + ((b0 + b) * nodes + v) * channels, channels,
+                  dst + (v * samples + b) * channels);
+}
+template <class T>
+void from_node_major(const T *src, Index nodes, Index channels, Index b0, Index samples, T *batch) {
+  for (Index b = 0; b < samples; ++b)
+    for (Index v = 0; v < nodes; ++v)
+      std::copy_n(src + (v * samples + b) * channels, channels,
+                  batch + ((b0 + b) * nodes + v) * channels);
 }
 
 template <class T>
@@ -112,13 +131,15 @@ void graph_forward(const GraphPlan<T> &p, std::span<const T> w, std::span<const 
   for_each_piece(
       batch, detail::graph_piece(p.nodes),
       [&](Index b0, Index b1) {
-        const Index cols = (b1 - b0) * p.nodes;
-        T *h = detail::scratch<T>(0, ci * cols);
-        detail::aggregate<T>(p.into_start, p.into, p.nodes, ci, phi.data() + b0 * p.nodes * ci, h,
-                             b1 - b0);
-        MatrixView<T> O(out.data() + b0 * p.nodes * co, co, cols, Eigen::OuterStride<>(co));
+        const Index nb = b1 - b0, cols = nb * p.nodes;
+        T *x = detail::scratch<T>(0, ci * cols), *h = detail::scratch<T>(1, ci * cols),
+          *o = detail::scratch<T>(2, co * cols);
+        detail::to_node_major(phi.data(), p.nodes, ci, b0, nb, x);
+        detail::aggregate<T>(p.into_start, p.into, p.nodes, nb * ci, x, h);
+        MatrixView<T> O(o, co, cols, Eigen::OuterStride<>(co));
         O.setZero();
         multiply_add(O, M, ConstMatrixView<T>(h, ci, cols, Eigen::OuterStride<>(ci)));
+        detail::from_node_major(o, p.nodes, co, b0, nb, out.data());
       },
       p.flops(batch, ci));
 }
@@ -137,15 +158,15 @@ void graph_transpose(const GraphPlan<T> &p, std::span<const T> w, std::span<cons
   for_each_piece(
       batch, detail::graph_piece(p.nodes),
       [&](Index b0, Index b1) {
-        const Index cols = (b1 - b0) * p.nodes;
-        T *h = detail::scratch<T>(0, ci * cols);
+        const Index nb = b1 - b0, cols = nb * p.nodes;
+        T *gn = detail::scratch<T>(0, co * cols), *h = detail::scratch<T>(1, ci * cols),
+          *x = detail::scratch<T>(2, ci * cols);
+        detail::to_node_major(g.data(), p.nodes, co, b0, nb, gn);
         MatrixView<T> G(h, ci, cols, Eigen::OuterStride<>(ci));
         G.setZero();
-        multiply_add(
-            G, M.transpose(),
-            ConstMatrixView<T>(g.data() + b0 * p.nodes * co, co, cols, Eigen::OuterStride<>(co)));
-        detail::aggregate<T>(p.out_start, p.out, p.nodes, ci, h, out.data() + b0 * p.nodes * ci,
-                             b1 - b0);
+        multiply_add(G, M.transpose(), ConstMatrixView<T>(gn, co, cols, Eigen::OuterStride<>(co)));
+        detail::aggregate<T>(p.out_start, p.out, p.nodes, nb * ci, h, x);
+        detail::from_node_major(x, p.nodes, ci, b0, nb, out.data());
       },
       p.flops(batch, ci));
 }
@@ -159,18 +180,16 @@ void graph_weight_gradient(const GraphPlan<T> &p, std::span<const T> phi, std::s
       {{phi.size(), p.in_channels, "phi"}, {g.size(), p.out_channels, "g"}});
   require(dw.size() == p.in_channels * p.out_channels, "graph_weight_gradient: dW has ", dw.size(),
           " entries, expected ", p.in_channels * p.out_channels);
+  // The whole batch node-major: the product sums over every (node, sample).
   const Index ci = p.in_channels, co = p.out_channels, cols = batch * p.nodes;
-  T *h = detail::scratch<T>(1, ci * cols);
-  for_each_piece(
-      batch, detail::graph_piece(p.nodes),
-      [&](Index b0, Index b1) {
-        detail::aggregate<T>(p.into_start, p.into, p.nodes, ci, phi.data() + b0 * p.nodes * ci,
-                             h + b0 * p.nodes * ci, b1 - b0);
-      },
-      p.flops(batch, ci));
+  T *x = detail::scratch<T>(0, ci * cols), *h = detail::scratch<T>(1, ci * cols),
+    *gn = detail::scratch<T>(2, co * cols);
+  detail::to_node_major(phi.data(), p.nodes, ci, 0, batch, x);
+  detail::to_node_major(g.data(), p.nodes, co, 0, batch, gn);
+  detail::aggregate<T>(p.into_start, p.into, p.nodes, batch * ci, x, h);
+  std::fill(dw.begin(), dw.end(), T(0));
   MatrixView<T> dWt(dw.data(), co, ci, Eigen::OuterStride<>(co));
-  dWt.setZero();
-  multiply_add(dWt, ConstMatrixView<T>(g.data(), co, cols, Eigen::OuterStride<>(co)),
+  multiply_add(dWt, ConstMatrixView<T>(gn, co, cols, Eigen::OuterStride<>(co)),
                ConstMatrixView<T>(h, ci, cols, Eigen::OuterStride<>(ci)).transpose());
 }
 
