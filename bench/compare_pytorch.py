@@ -268,9 +268,16 @@ def relative_deviation(a, b):
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-300))
 
 
+# "wall": elapsed time; "cpu": the process's CPU time, which a loaded
+# machine does not inflate by descheduling (one thread only).
+CLOCK = "wall"
+
+
 def time_calls(f, budget, before=None):
     """Median and minimum microseconds of single calls of f (at least 11, until
-    `budget` seconds), after two warm-up calls; `before` runs untimed first."""
+    `budget` seconds) on CLOCK, after two warm-up calls; `before` runs untimed
+    first."""
+    clock = time.process_time if CLOCK == "cpu" else time.perf_counter
     for _ in range(2):
         if before:
             before()
@@ -279,10 +286,15 @@ def time_calls(f, budget, before=None):
     while len(us) < 11 or time.perf_counter() - start < budget:
         if before:
             before()
-        t0 = time.perf_counter()
+        t0 = clock()
         f()
-        us.append((time.perf_counter() - t0) * 1e6)
+        us.append((clock() - t0) * 1e6)
     return statistics.median(us), min(us)
+
+
+def ours_min(result, key):
+    """Our minimum for a pass on CLOCK."""
+    return result[key]["min_cpu_us" if CLOCK == "cpu" else "min_us"]
 
 
 def torch_peak(dtype, budget, size=1024):
@@ -362,7 +374,7 @@ def row(exe, r, threads, dtype, budget, seed=1):
     dev_ours = max(relative_deviation(o["y"], y64), relative_deviation(o["z"], z64))
     agree = max(relative_deviation(o[k], v.detach().double())
                 for k, v in [("y", ty), ("z", tz), ("ybar", tyb), ("zbar", tzb), ("dw", tdw)])
-    of, od, og = (ours[k]["min_us"] for k in ["forward", "dual", "gradient"])
+    of, od, og = (ours_min(ours, k) for k in ["forward", "dual", "gradient"])
     return dict(load=load, machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf, ours_fwd=of,
                 torch_bwd=tb, ours_dual=od, ours_grad=og, flops=ours["flops_per_pass"],
                 worst=worst, dev_torch=dev_torch, dev_ours=dev_ours, agree=agree,
@@ -465,7 +477,7 @@ def graph_row(exe, r, threads, dtype, budget, seed=1):
     agree = max(relative_deviation(ours_out, fwd().detach().double()),
                 relative_deviation(torch.from_numpy(out["back"]).double(), tback.double()),
                 relative_deviation(torch.from_numpy(out["dw"]).double(), tdw.double()))
-    of, od, og = (ours[k]["min_us"] for k in ["forward", "dual", "gradient"])
+    of, od, og = (ours_min(ours, k) for k in ["forward", "dual", "gradient"])
     return dict(load=load, machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf,
                 ours_fwd=of, torch_bwd=tb, ours_dual=od, ours_grad=og,
                 flops=ours["flops_per_pass"], worst=worst,
@@ -479,9 +491,15 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per pass")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="time on the elapsed or (one thread only) the CPU clock")
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
+    global CLOCK
+    CLOCK = a.clock
+    if CLOCK == "cpu" and a.threads != [1]:
+        ap.error("--clock cpu measures one thread: use --threads 1")
     exe = os.path.join(a.build, "bench", "pm_bench_machine")
     dtype = torch.float32 if a.dtype == "float32" else torch.float64
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
@@ -492,7 +510,7 @@ def main():
         eig = run_ours(exe, ["gemm", "--size", 1024, "--dtype", a.dtype, "--threads", th,
                              "--budget", a.budget])
         peaks[th] = max(torch_peak(dtype, a.budget),
-                        eig["flops_per_pass"] / eig["gemm"]["min_us"] * 1e-3)
+                        eig["flops_per_pass"] / ours_min(eig, "gemm") * 1e-3)
         print(f"matrix-product peak, {th} thread(s), 1024³ {a.dtype}: {peaks[th]:.1f} GFLOP/s "
               f"(max of torch.mm and Eigen)")
     rows = []
@@ -504,7 +522,8 @@ def main():
                 continue
             run = graph_row if r["machine"] == "graph" else row
             rows.append(run(exe, r, th, dtype, a.budget))
-    print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are minima in µs; load is "
+    print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are minima in µs on the "
+          f"{CLOCK} clock; load is "
           f"the 1-minute load average at the start of the row\n")
     print("| machine | size | thr | torch fwd | ours fwd | torch/ours | torch bwd | ours dual "
           "| ours grad | torch/ours bwd | torch/ours f+b | ours dual/fwd | ours fwd GFLOP/s "
