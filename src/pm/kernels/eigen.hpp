@@ -7,7 +7,8 @@
 // - Eigen evaluates small products coefficient by coefficient, with sums
 //   whose order follows the alignment of the operands' addresses; every
 //   product goes through the packed matrix-product (or matrix-vector) code
-//   instead, whose order depends only on the sizes.
+//   instead, whose order depends only on the sizes (the kernels' own
+//   products call the packed product directly: multiply_add below).
 #if defined(EIGEN_CORE_H) &&                                                                       \
     (!defined(EIGEN_DONT_PARALLELIZE) || !defined(EIGEN_GEMM_TO_COEFFBASED_THRESHOLD))
 #error "include pm/kernels.hpp before Eigen"
