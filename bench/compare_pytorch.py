@@ -5,7 +5,7 @@ PyTorch runs the machines the way a PyTorch user writes them: a loop over the
 levels for the forward pass, autograd for the backward pass. The kernels run in
 pm_bench_machine (a subprocess) on the very same input arrays, with the same
 thread count and dtype. Both sides time each pass call by call and report the
-median. The kernels' outputs are checked against a float64 evaluation within
+minimum (the machine may be shared; the load is printed with every row). The kernels' outputs are checked against a float64 evaluation within
 the forward error bound of docs/tolerances.md, and PyTorch's deviation from the
 same reference is shown beside ours.
 
@@ -39,6 +39,17 @@ ROWS = [
     dict(machine="recur", size="small", dims=SMALL, batch=2, length=16, lag=6, tb=5),
     dict(machine="recur", size="medium", dims=MEDIUM, batch=32, length=16, lag=6, tb=5),
     dict(machine="recur", size="large", dims=LARGE, batch=16, length=128, lag=6, tb=5),
+    # The 2-D and 3-D convolution machines: 3 × 3 (× 3) kernels, pad 1 on every side.
+    dict(machine="conv2d", size="medium", dims=[16] * 4, batch=8, extents=[32, 32], pad=[1] * 4),
+    dict(machine="conv2d", size="large", dims=[32] * 4, batch=8, extents=[64, 64], pad=[1] * 4),
+    dict(machine="conv3d", size="medium", dims=[8] * 4, batch=4, extents=[16] * 3, pad=[1] * 6),
+    dict(machine="conv3d", size="large", dims=[16] * 4, batch=4, extents=[24] * 3, pad=[1] * 6),
+]
+CONV_ND = {"conv2d": F.conv2d, "conv3d": F.conv3d}
+# The graph convolution layer (mean normalisation, self loops) on random graphs.
+GRAPHS = [
+    dict(machine="graph", size="medium", nodes=1000, edges=8000, channels=(8, 8), batch=16),
+    dict(machine="graph", size="large", nodes=10000, edges=100000, channels=(32, 32), batch=16),
 ]
 
 
@@ -73,9 +84,32 @@ def blocks_of(dims):
 
 
 def conv_mask(dims, taps, dtype):
-    """mask[co, ci, k] = 1 when block(ci) < block(co), for conv1d's weight layout."""
+    """mask[co, ci, k...] = 1 when block(ci) < block(co), for conv1d's (conv2d's,
+    conv3d's) weight layout; taps is the kernel size (a tuple for a grid)."""
     b = blocks_of(dims)
-    return (b[None, :] < b[:, None]).to(dtype)[:, :, None].expand(-1, -1, taps)
+    taps = taps if isinstance(taps, tuple) else (taps,)
+    m = (b[None, :] < b[:, None]).to(dtype)
+    return m.reshape(m.shape + (1,) * len(taps)).expand(-1, -1, *taps)
+
+
+def grid_pad(pad):
+    """F.pad's order (last axis first) of our (lo_0, hi_0, lo_1, hi_1, ...)."""
+    return tuple(p for j in reversed(range(len(pad) // 2)) for p in (pad[2 * j], pad[2 * j + 1]))
+
+
+def grid_forward(weight, y0, z0, dims, pad, sigma=torch.tanh):
+    """The convolution machine on a grid, one channel block at a time: states
+    (B, C, e_0, ...), weight (C_out, C_in, k_0, ...) as for conv2d / conv3d."""
+    conv = CONV_ND[{2: "conv2d", 3: "conv3d"}[weight.ndim - 2]]
+    wc = weight * conv_mask(dims, tuple(weight.shape[2:]), weight.dtype)
+    ys, zs = [], []
+    for o, d in slices(dims):
+        y = y0[:, o:o + d]
+        if o > 0:
+            y = y + conv(F.pad(torch.cat(zs, dim=1), grid_pad(pad)), wc[o:o + d, :o])
+        ys.append(y)
+        zs.append(z0[:, o:o + d] + sigma(y))
+    return torch.cat(ys, dim=1), torch.cat(zs, dim=1)
 
 
 def recur_mask(dims, lag, tb, dtype):
@@ -138,8 +172,14 @@ class Machine:
 
     def __init__(self, r):
         self.r, self.dims, self.n = r, r["dims"], sum(r["dims"])
-        self.taps = {"dense": 1, "conv": r.get("lo", 0) + r.get("hi", 0) + 1,
-                     "recur": r.get("lag", 0) + 1}[r["machine"]]
+        self.grid = r["machine"] in CONV_ND
+        if self.grid:
+            pad = r["pad"]
+            self.kernel = tuple(pad[2 * j] + pad[2 * j + 1] + 1 for j in range(len(pad) // 2))
+            self.taps = int(np.prod(self.kernel))
+        else:
+            self.taps = {"dense": 1, "conv": r.get("lo", 0) + r.get("hi", 0) + 1,
+                         "recur": r.get("lag", 0) + 1}[r["machine"]]
 
     def forward(self, w, y0, z0, sigma=torch.tanh):
         r = self.r
@@ -147,6 +187,8 @@ class Machine:
             return dense_forward(w, y0, z0, self.dims, sigma)
         if r["machine"] == "conv":
             return conv_forward(w, y0, z0, self.dims, r["lo"], r["hi"], sigma)
+        if self.grid:
+            return grid_forward(w, y0, z0, self.dims, r["pad"], sigma)
         return recur_forward(w, y0, z0, self.dims, r["lag"], r["tb"], sigma)
 
     def linear(self, w, z):
@@ -157,22 +199,30 @@ class Machine:
         if r["machine"] == "conv":
             return F.conv1d(F.pad(z, (r["lo"], r["hi"])),
                             w * conv_mask(self.dims, self.taps, w.dtype))
+        if self.grid:
+            return CONV_ND[r["machine"]](F.pad(z, grid_pad(r["pad"])),
+                                         w * conv_mask(self.dims, self.kernel, w.dtype))
         return F.conv1d(F.pad(z, (r["lag"], 0)), w * recur_mask(self.dims, r["lag"], r["tb"], w.dtype))
 
     # Our layout ↔ PyTorch's.
+    # States (B, positions..., N) ↔ (B, N, positions...); W (taps, N_in, N_out)
+    # ↔ (N_out, N_in, kernel...).
+    def state_shape(self):
+        r = self.r
+        if r["machine"] == "dense":
+            return (r["batch"], self.n)
+        return (r["batch"], *r.get("extents", [r.get("length")]), self.n)
+
     def state_to_torch(self, x):
-        return x if x.ndim == 2 else x.transpose(0, 2, 1)
+        return x if x.ndim == 2 else np.moveaxis(x, -1, 1)
 
     def weight_to_torch(self, w):
         if self.r["machine"] == "dense":
             return w
+        if self.grid:
+            return np.transpose(w.reshape(self.kernel + w.shape[1:]),
+                                (len(self.kernel) + 1, len(self.kernel)) + tuple(range(len(self.kernel))))
         return np.transpose(w[::-1] if self.r["machine"] == "recur" else w, (2, 1, 0))
-
-    def weight_from_torch(self, w):
-        if self.r["machine"] == "dense":
-            return w
-        w = np.transpose(w, (2, 1, 0))
-        return w[::-1] if self.r["machine"] == "recur" else w
 
 
 def check_forward(mach, inp, out, u, sigma_error):
@@ -218,9 +268,16 @@ def relative_deviation(a, b):
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-300))
 
 
+# "wall": elapsed time; "cpu": the process's CPU time, which a loaded
+# machine does not inflate by descheduling (one thread only).
+CLOCK = "wall"
+
+
 def time_calls(f, budget, before=None):
     """Median and minimum microseconds of single calls of f (at least 11, until
-    `budget` seconds), after two warm-up calls; `before` runs untimed first."""
+    `budget` seconds) on CLOCK, after two warm-up calls; `before` runs untimed
+    first."""
+    clock = time.process_time if CLOCK == "cpu" else time.perf_counter
     for _ in range(2):
         if before:
             before()
@@ -229,16 +286,21 @@ def time_calls(f, budget, before=None):
     while len(us) < 11 or time.perf_counter() - start < budget:
         if before:
             before()
-        t0 = time.perf_counter()
+        t0 = clock()
         f()
-        us.append((time.perf_counter() - t0) * 1e6)
+        us.append((clock() - t0) * 1e6)
     return statistics.median(us), min(us)
+
+
+def ours_min(result, key):
+    """Our minimum for a pass on CLOCK."""
+    return result[key]["min_cpu_us" if CLOCK == "cpu" else "min_us"]
 
 
 def torch_peak(dtype, budget, size=1024):
     a, b = torch.rand(size, size, dtype=dtype), torch.rand(size, size, dtype=dtype)
-    med, _ = time_calls(lambda: torch.mm(a, b), budget)
-    return 2 * size ** 3 / med * 1e-3  # GFLOP/s
+    _, best = time_calls(lambda: torch.mm(a, b), budget)
+    return 2 * size ** 3 / best * 1e-3  # GFLOP/s
 
 
 def run_ours(exe, args):
@@ -252,7 +314,7 @@ def row(exe, r, threads, dtype, budget, seed=1):
     g = np.random.default_rng(seed)
     npdt = np.float32 if dtype == torch.float32 else np.float64
     # Our layout: states (B, N) or (B, L, N); W (N, N) or (taps, N_in, N_out).
-    state = (batch, n) if r["machine"] == "dense" else (batch, r["length"], n)
+    state = mach.state_shape()
     wshape = (n, n) if r["machine"] == "dense" else (mach.taps, n, n)
     glorot = np.sqrt(6 / (2 * mach.taps * n))
     inp = {"w": g.uniform(-glorot, glorot, wshape).astype(npdt)}
@@ -265,6 +327,9 @@ def row(exe, r, threads, dtype, budget, seed=1):
         args += ["--length", r["length"], "--pad-lo", r["lo"], "--pad-hi", r["hi"]]
     if r["machine"] == "recur":
         args += ["--length", r["length"], "--max-lag", r["lag"], "--timeblock", r["tb"]]
+    if mach.grid:
+        args[0] = "conv"
+        args += ["--extents", ",".join(map(str, r["extents"])), "--pad", ",".join(map(str, r["pad"]))]
     with tempfile.TemporaryDirectory() as io:
         for k, v in inp.items():
             v.tofile(os.path.join(io, k + ".bin"))
@@ -296,8 +361,9 @@ def row(exe, r, threads, dtype, budget, seed=1):
         return torch.autograd.grad(state_["yz"], [leaves["y0"], leaves["z0"], leaves["w"]],
                                    [t["gy"], t["gz"]])
 
-    tf, _ = time_calls(fwd, budget)
-    tb, _ = time_calls(bwd, budget, before=build)
+    load = os.getloadavg()[0]
+    _, tf = time_calls(fwd, budget)
+    _, tb = time_calls(bwd, budget, before=build)
     build()
     ty, tz = state_["yz"]
     tyb, tzb, tdw = bwd()
@@ -308,12 +374,115 @@ def row(exe, r, threads, dtype, budget, seed=1):
     dev_ours = max(relative_deviation(o["y"], y64), relative_deviation(o["z"], z64))
     agree = max(relative_deviation(o[k], v.detach().double())
                 for k, v in [("y", ty), ("z", tz), ("ybar", tyb), ("zbar", tzb), ("dw", tdw)])
-    of, od, og = (ours[k]["median_us"] for k in ["forward", "dual", "gradient"])
-    ours_min = sum(ours[k]["min_us"] for k in ["forward", "dual", "gradient"])
-    return dict(machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf, ours_fwd=of,
+    of, od, og = (ours_min(ours, k) for k in ["forward", "dual", "gradient"])
+    return dict(load=load, machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf, ours_fwd=of,
                 torch_bwd=tb, ours_dual=od, ours_grad=og, flops=ours["flops_per_pass"],
                 worst=worst, dev_torch=dev_torch, dev_ours=dev_ours, agree=agree,
-                flags=ours["flags"], ours_min=ours_min)
+                flags=ours["flags"])
+
+
+# The rows where the matrix products dominate: the targets on the share of
+# the peak apply to them.
+COMPUTE_BOUND = {("dense", "large"), ("conv", "medium"), ("conv", "large"), ("recur", "medium"),
+                 ("recur", "large")}
+
+
+def summary(rows, peaks):
+    """The table's extremes, against the targets: ≥ 1.5× PyTorch forward and
+    forward+backward on every row, dual ≤ 1.1× forward, ≥ 70 % of the peak
+    on the compute-bound rows for every pass, two threads ≥ 1.8× one."""
+    name = lambda r: f"{r['machine']} {r['size']} {r['threads']}t"
+    ratios = [(r["torch_fwd"] / r["ours_fwd"], name(r), "fwd") for r in rows]
+    ratios += [((r["torch_fwd"] + r["torch_bwd"]) / (r["ours_fwd"] + r["ours_dual"] + r["ours_grad"]),
+                name(r), "f+b") for r in rows]
+    worst = min(ratios)
+    dual = max((r["ours_dual"] / r["ours_fwd"], name(r)) for r in rows)
+    shares = [(100 * r["flops"] / r[f"ours_{p}"] * 1e-3 / peaks[r["threads"]], name(r), p)
+              for r in rows if (r["machine"], r["size"]) in COMPUTE_BOUND
+              for p in ["fwd", "dual", "grad"]]
+    print(f"\nworst torch/ours: {worst[0]:.2f} ({worst[1]}, {worst[2]}; target >= 1.5); "
+          f"rows below 1.5: {sum(x[0] < 1.5 for x in ratios)} of {len(ratios)}")
+    print(f"largest ours dual/fwd: {dual[0]:.2f} ({dual[1]}; target <= 1.1)")
+    if shares:
+        low = min(shares)
+        print(f"lowest share of peak on the compute-bound rows: {low[0]:.0f} % ({low[1]}, {low[2]}; "
+              f"target >= 70 %); passes below 70 %: "
+              + (", ".join(f"{x[1]} {x[2]} {x[0]:.0f} %" for x in sorted(shares) if x[0] < 70)
+                 or "none"))
+
+
+def graph_row(exe, r, threads, dtype, budget, seed=1):
+    """The graph layer: ours (graph kernel) against PyTorch's sparse path,
+    H = torch.sparse.mm(A, X) over the nodes, then H @ W, and autograd."""
+    torch.set_num_threads(threads)
+    g = np.random.default_rng(seed)
+    npdt = np.float32 if dtype == torch.float32 else np.float64
+    n, (ci, co), batch = r["nodes"], r["channels"], r["batch"]
+    ends = g.integers(0, n, size=(r["edges"], 2)).astype(np.int64)
+    u = np.concatenate([ends[:, 0], np.arange(n)])
+    v = np.concatenate([ends[:, 1], np.arange(n)])
+    deg = np.bincount(v, minlength=n)
+    inp = {"w": g.uniform(-np.sqrt(3 / ci), np.sqrt(3 / ci), (ci, co)).astype(npdt),
+           "phi": g.uniform(-1, 1, (batch, n, ci)).astype(npdt),
+           "g": g.uniform(-1, 1, (batch, n, co)).astype(npdt)}
+    args = ["graph", "--nodes", n, "--edges", r["edges"], "--channels", f"{ci},{co}",
+            "--batch", batch, "--dtype", "float32" if dtype == torch.float32 else "float64",
+            "--threads", threads, "--budget", budget]
+    with tempfile.TemporaryDirectory() as io:
+        ends.tofile(os.path.join(io, "edges.bin"))
+        for k, x in inp.items():
+            x.tofile(os.path.join(io, k + ".bin"))
+        ours = run_ours(exe, args + ["--io", io])
+        out = {k: np.fromfile(os.path.join(io, k + ".bin"), dtype=npdt).reshape(s)
+               for k, s in {"out": (batch, n, co), "back": (batch, n, ci), "dw": (ci, co)}.items()}
+
+    def adjacency(dt):
+        a = torch.sparse_coo_tensor(np.stack([v, u]), (1.0 / deg[v]).astype(dt), (n, n))
+        return a.coalesce()
+
+    def layer(a, w, x):
+        """(B, N, C_in) → (B, N, C_out): aggregate over the nodes, then the channels."""
+        h = torch.sparse.mm(a, x.permute(1, 0, 2).reshape(n, batch * ci))
+        return h.reshape(n, batch, ci).permute(1, 0, 2) @ w
+
+    t = {k: torch.from_numpy(x) for k, x in inp.items()}
+    a = adjacency(npdt)
+    w, x = t["w"].clone().requires_grad_(True), t["phi"].clone().requires_grad_(True)
+    state = {}
+
+    def fwd():
+        return layer(a, w, x)
+
+    def build():
+        state["out"] = fwd()
+
+    def bwd():
+        return torch.autograd.grad(state["out"], [x, w], t["g"])
+
+    load = os.getloadavg()[0]
+    _, tf = time_calls(fwd, budget)
+    _, tb = time_calls(bwd, budget, before=build)
+    build()
+    tback, tdw = bwd()
+    # Against float64; the bound: every output sums deg(v) · C_in terms, each
+    # through at most deg(v) + C_in + 1 roundings (src/pm/kernels/graph_conv.hpp).
+    f64 = {k: x.double() for k, x in t.items()}
+    a64 = adjacency(np.float64)
+    ref = layer(a64, f64["w"], f64["phi"])
+    u_ = float(np.finfo(npdt).eps) / 2 + float(np.finfo(np.float64).eps) / 2
+    bound = gamma(int(deg.max()) + ci + 1, u_) * layer(a64, f64["w"].abs(), f64["phi"].abs())
+    ours_out = torch.from_numpy(out["out"]).double()
+    assert float(((ours_out - ref).abs() - bound).max()) <= 0, "graph forward outside its bound"
+    worst = float(((ours_out - ref).abs() / bound.clamp_min(1e-300)).max())
+    agree = max(relative_deviation(ours_out, fwd().detach().double()),
+                relative_deviation(torch.from_numpy(out["back"]).double(), tback.double()),
+                relative_deviation(torch.from_numpy(out["dw"]).double(), tdw.double()))
+    of, od, og = (ours_min(ours, k) for k in ["forward", "dual", "gradient"])
+    return dict(load=load, machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf,
+                ours_fwd=of, torch_bwd=tb, ours_dual=od, ours_grad=og,
+                flops=ours["flops_per_pass"], worst=worst,
+                dev_torch=relative_deviation(fwd().detach().double(), ref),
+                dev_ours=relative_deviation(ours_out, ref), agree=agree, flags=ours["flags"])
 
 
 def main():
@@ -322,8 +491,15 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per pass")
-    ap.add_argument("--only", nargs="*", help="machines to run (dense, conv, recur)")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="time on the elapsed or (one thread only) the CPU clock")
+    ap.add_argument("--only", nargs="*",
+                    help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
+    global CLOCK
+    CLOCK = a.clock
+    if CLOCK == "cpu" and a.threads != [1]:
+        ap.error("--clock cpu measures one thread: use --threads 1")
     exe = os.path.join(a.build, "bench", "pm_bench_machine")
     dtype = torch.float32 if a.dtype == "float32" else torch.float64
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
@@ -334,22 +510,25 @@ def main():
         eig = run_ours(exe, ["gemm", "--size", 1024, "--dtype", a.dtype, "--threads", th,
                              "--budget", a.budget])
         peaks[th] = max(torch_peak(dtype, a.budget),
-                        eig["flops_per_pass"] / eig["gemm"]["median_us"] * 1e-3)
+                        eig["flops_per_pass"] / ours_min(eig, "gemm") * 1e-3)
         print(f"matrix-product peak, {th} thread(s), 1024³ {a.dtype}: {peaks[th]:.1f} GFLOP/s "
               f"(max of torch.mm and Eigen)")
     rows = []
-    for r in ROWS:
+    for r in ROWS + GRAPHS:
         if a.only and r["machine"] not in a.only:
             continue
         for th in a.threads:
             if th > 1 and r["size"] != "large":
                 continue
-            rows.append(row(exe, r, th, dtype, a.budget))
-    print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are medians in µs\n")
+            run = graph_row if r["machine"] == "graph" else row
+            rows.append(run(exe, r, th, dtype, a.budget))
+    print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are minima in µs on the "
+          f"{CLOCK} clock; load is "
+          f"the 1-minute load average at the start of the row\n")
     print("| machine | size | thr | torch fwd | ours fwd | torch/ours | torch bwd | ours dual "
           "| ours grad | torch/ours bwd | torch/ours f+b | ours dual/fwd | ours fwd GFLOP/s "
-          "(% peak) | torch fwd GFLOP/s (% peak) | max err/bound | dev ours | dev torch |")
-    print("|" + "---|" * 17)
+          "(% peak) | torch fwd GFLOP/s (% peak) | max err/bound | dev ours | dev torch | load |")
+    print("|" + "---|" * 18)
     for r in rows:
         ob = r["ours_dual"] + r["ours_grad"]
         gf_o = r["flops"] / r["ours_fwd"] * 1e-3
@@ -361,17 +540,19 @@ def main():
               f"{(r['torch_fwd'] + r['torch_bwd']) / (r['ours_fwd'] + ob):.1f} | "
               f"{r['ours_dual'] / r['ours_fwd']:.2f} | {gf_o:.1f} ({100 * gf_o / pk:.0f}%) | "
               f"{gf_t:.1f} ({100 * gf_t / pk:.0f}%) | {r['worst']:.2g} | {r['dev_ours']:.1e} | "
-              f"{r['dev_torch']:.1e} |")
+              f"{r['dev_torch']:.1e} | {r['load']:.1f} |")
     one = {(r["machine"], r["size"]): r for r in rows if r["threads"] == 1}
     multi = [r for r in rows if r["threads"] > 1 and (r["machine"], r["size"]) in one]
     if multi:
-        print("\n| machine | size | thr | ours f+d+g speed-up, medians | same, minima |")
+        print("\n| machine | size | thr | ours f+d+g speed-up | torch f+b speed-up |")
         print("|---|---|---|---|---|")
         for r in multi:
             o = one[(r["machine"], r["size"])]
-            total = lambda x: x["ours_fwd"] + x["ours_dual"] + x["ours_grad"]
-            print(f"| {r['machine']} | {r['size']} | {r['threads']} | {total(o) / total(r):.2f} | "
-                  f"{o['ours_min'] / r['ours_min']:.2f} |")
+            ours = lambda x: x["ours_fwd"] + x["ours_dual"] + x["ours_grad"]
+            theirs = lambda x: x["torch_fwd"] + x["torch_bwd"]
+            print(f"| {r['machine']} | {r['size']} | {r['threads']} | {ours(o) / ours(r):.2f} | "
+                  f"{theirs(o) / theirs(r):.2f} |")
+    summary(rows, peaks)
     print(f"\nload average {os.getloadavg()[0]:.2f} at end; ours vs torch, max relative "
           f"difference over all outputs: {max(r['agree'] for r in rows):.1e}")
 

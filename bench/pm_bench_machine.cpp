@@ -4,7 +4,9 @@
 //
 //   pm_bench_machine dense --dims 32,32,32,32,32 --batch 32 [common options]
 //   pm_bench_machine conv --dims ... --batch B --length L --pad-lo P --pad-hi Q [...]
+//   pm_bench_machine conv --dims ... --batch B --extents E0,E1[,E2] --pad LO0,HI0,LO1,HI1,... [...]
 //   pm_bench_machine recur --dims ... --batch B --length L --max-lag P --timeblock T [...]
+//   pm_bench_machine graph --nodes N --edges E --channels CI,CO --batch B --io DIR [...]
 //   pm_bench_machine gemm --size N [--dtype ...] [--threads T] [--budget SECONDS]
 // common options: [--dtype float32|float64] [--threads T] [--io DIR] [--budget SECONDS]
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
@@ -20,7 +22,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -62,31 +66,43 @@ std::vector<Index> parse_dims(const std::string &text) {
 }
 
 struct Timing {
-  double median_us, min_us;
+  double median_us, min_us, min_cpu_us;
   Index calls;
 };
 
+// CPU time of the whole process (all threads): with one thread, the time a
+// call ran on its core, whatever else the machine was running.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // Times f call by call until `budget` seconds have passed (at least 11 calls,
-// after 2 untimed warm-up calls).
+// after 2 untimed warm-up calls): the median and minimum of the elapsed
+// times, and the minimum CPU time of a call.
 template <class F> Timing time_calls(F &&f, double budget) {
   using clock = std::chrono::steady_clock;
   f();
   f();
   std::vector<double> us;
+  double cpu = 1e300;
   const auto start = clock::now();
   while (us.size() < 11 || std::chrono::duration<double>(clock::now() - start).count() < budget) {
+    const double c0 = cpu_seconds();
     const auto t0 = clock::now();
     f();
     us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+    cpu = std::min(cpu, 1e6 * (cpu_seconds() - c0));
   }
   std::sort(us.begin(), us.end());
-  return {us[us.size() / 2], us.front(), us.size()};
+  return {us[us.size() / 2], us.front(), cpu, us.size()};
 }
 
 std::string json(const std::string &name, const Timing &t) {
   std::ostringstream os;
   os << "\"" << name << "\": {\"median_us\": " << t.median_us << ", \"min_us\": " << t.min_us
-     << ", \"calls\": " << t.calls << "}";
+     << ", \"min_cpu_us\": " << t.min_cpu_us << ", \"calls\": " << t.calls << "}";
   return os.str();
 }
 
@@ -135,7 +151,10 @@ template <class T> Machine<T> machine(const Args &a) {
   }
   const Index length = std::stoul(a.get("length", "1"));
   SequencePlan p;
-  if (a.command == "conv") {
+  if (a.command == "conv" && !a.get("extents", "").empty()) {
+    p = plan(
+        ConvGridShape{dims, parse_dims(a.get("extents", "")), batch, parse_dims(a.get("pad", ""))});
+  } else if (a.command == "conv") {
     p = plan(ConvMachineShape{dims, length, batch, std::stoul(a.get("pad-lo", "0")),
                               std::stoul(a.get("pad-hi", "0"))});
   } else {
@@ -180,6 +199,45 @@ template <class T> void run(const Args &a) {
             << ", " << double(e.derivative) << "]}\n";
 }
 
+// The graph kernel on the graph of DIR/edges.bin (int64 pairs u, v, from u
+// into v), self loops added, mean normalisation: forward L_W φ, transpose
+// L_Wᵀ g and the weight gradient, from DIR/{w,phi,g}.bin to
+// DIR/{out,back,dw}.bin.
+template <class T> void graph(const Args &a) {
+  const std::string io = a.get("io", "");
+  pm::require(!io.empty(), "pm_bench_machine graph: --io DIR is required");
+  pm::GraphConvSpec spec;
+  spec.nodes = std::stoul(a.get("nodes", "1"));
+  std::vector<std::int64_t> ends(2 * std::stoul(a.get("edges", "0")));
+  read(io + "/edges.bin", ends);
+  for (Index e = 0; e < ends.size(); e += 2) spec.edges.emplace_back(ends[e], ends[e + 1]);
+  const std::vector<Index> channels = parse_dims(a.get("channels", "1,1"));
+  pm::require(channels.size() == 2, "pm_bench_machine graph: --channels expects C_in,C_out");
+  spec.in_channels = channels[0];
+  spec.out_channels = channels[1];
+  spec.self_loops = true;
+  spec.norm = pm::GraphNorm::mean;
+  const Index batch = std::stoul(a.get("batch", "1"));
+  const GraphPlan<T> p = graph_plan<T>(spec);
+  std::vector<T> w(channels[0] * channels[1]), phi(spec.nodes * channels[0] * batch),
+      g(spec.nodes * channels[1] * batch);
+  read(io + "/w.bin", w);
+  read(io + "/phi.bin", phi);
+  read(io + "/g.bin", g);
+  std::vector<T> out(g.size()), back(phi.size()), dw(w.size());
+  const double budget = std::stod(a.get("budget", "0.5"));
+  const Timing f = time_calls([&] { graph_forward<T>(p, w, phi, batch, out); }, budget);
+  const Timing d = time_calls([&] { graph_transpose<T>(p, w, g, batch, back); }, budget);
+  const Timing gr = time_calls([&] { graph_weight_gradient<T>(p, phi, g, batch, dw); }, budget);
+  write(io + "/out.bin", out);
+  write(io + "/back.bin", back);
+  write(io + "/dw.bin", dw);
+  std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", gr)
+            << ", \"flops_per_pass\": " << p.flops(batch, channels[0])
+            << ", \"threads\": " << omp_get_max_threads() << ", \"flags\": \"" << PM_BENCH_FLAGS
+            << "\"}\n";
+}
+
 // The matrix-product peak of Eigen on this machine: C = A B, all N × N, the
 // columns of C split evenly among the threads (Eigen's own threading is off
 // in the kernels' build).
@@ -213,6 +271,8 @@ int main(int argc, char **argv) {
                 a.get("dtype", ""), ", expected float32 or float64");
     if (a.command == "gemm")
       single ? gemm<float>(a) : gemm<double>(a);
+    else if (a.command == "graph")
+      single ? graph<float>(a) : graph<double>(a);
     else
       single ? run<float>(a) : run<double>(a);
   } catch (const std::exception &e) {

@@ -4,4 +4,6 @@
 // tests (property_tests/kernels*.cpp, docs/tolerances.md).
 #include "pm/kernels/dense_machine.hpp"
 #include "pm/kernels/dispatch.hpp"
+#include "pm/kernels/graph_conv.hpp"
 #include "pm/kernels/sequence_machine.hpp"
+#include "pm/kernels/weight_gradient.hpp"

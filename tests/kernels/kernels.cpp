@@ -93,7 +93,16 @@ template <class T> Outputs<T> run_all(const Calls<T> &k, Index offset = 0) {
   return {unshift(y), unshift(z), unshift(yb), unshift(zb), unshift(dw)};
 }
 
+// Runs every call of more than one piece in parallel, however small, while
+// it lives (kernels::parallel_work).
+struct AlwaysParallel {
+  double before = kernels::parallel_work;
+  AlwaysParallel() { kernels::parallel_work = 0; }
+  ~AlwaysParallel() { kernels::parallel_work = before; }
+};
+
 template <class T> Outputs<T> run_with_threads(int threads, const Calls<T> &k) {
+  const AlwaysParallel parallel;
   const int before = omp_get_max_threads();
   omp_set_num_threads(threads);
   Outputs<T> out = run_all<T>(k);
@@ -143,6 +152,7 @@ std::vector<std::vector<T>> span_outputs(const ParametricSpan<T> &a, Index batch
 }
 
 template <class T> void check_span_threads(const ParametricSpan<T> &a, Index batch) {
+  const AlwaysParallel parallel;
   const int before = omp_get_max_threads();
   omp_set_num_threads(1);
   const std::vector<std::vector<T>> one = span_outputs(a, batch);
@@ -251,6 +261,36 @@ TEST_CASE("KERNEL-THREADS: the kernels give the same bits for 1, 2 and 4 threads
 TEST_CASE("KERNEL-THREADS: the span kernel gives the same bits for 1, 2 and 4 threads") {
   check_span_threads(graph_conv<float>(graph_spec()), 50);
   check_span_threads(graph_conv<double>(graph_spec()), 50);
+}
+
+// The graph kernel's three passes on graph_spec(), batch 50 (two pieces of
+// samples), at 1, 2 and 4 threads.
+template <class T> void check_graph_threads() {
+  const GraphConvSpec spec = graph_spec();
+  const GraphPlan<T> p = graph_plan<T>(spec);
+  const Index batch = 50, x = spec.nodes * spec.in_channels * batch,
+              y = spec.nodes * spec.out_channels * batch;
+  const std::vector<T> w = random_values<T>(spec.in_channels * spec.out_channels, 1),
+                       phi = random_values<T>(x, 2), g = random_values<T>(y, 3);
+  auto run = [&](int threads) {
+    const AlwaysParallel parallel;
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    std::vector<T> out(y), back(x), dw(w.size());
+    graph_forward<T>(p, w, phi, batch, out);
+    graph_transpose<T>(p, w, g, batch, back);
+    graph_weight_gradient<T>(p, phi, g, batch, dw);
+    omp_set_num_threads(before);
+    return std::vector<std::vector<T>>{out, back, dw};
+  };
+  const auto one = run(1);
+  for (int threads : {2, 4}) CHECK(run(threads) == one);
+}
+
+TEST_CASE("KERNEL-THREADS: the graph kernel gives the same bits for 1, 2 and 4 threads") {
+  CHECK(kernels::detail::graph_piece(graph_spec().nodes) < 50); // more than one piece of samples
+  check_graph_threads<float>();
+  check_graph_threads<double>();
 }
 
 TEST_CASE("KERNEL-THREADS: the kernels give the same bits at any buffer alignment") {

@@ -48,6 +48,8 @@ struct DenseMachineShape {
     }
     return v;
   }
+  // Floating-point operations of one pass (forward, dual or gradient).
+  double flops() const { return 2.0 * double(batch) * double(valid_weights()); }
 
   void validate() const {
     require(batch_piece > 0, "DenseMachineShape: batch_piece is 0, expected > 0");
@@ -73,20 +75,24 @@ void dense_forward(const DenseMachineShape &shape, Activation sigma, std::span<c
   detail::require_buffer(z, shape.state_size(), "dense_forward", "z");
   detail::require_buffer(w, shape.weight_size(), "dense_forward", "W");
   const ConstMatrixView<T> m(w.data(), n, n, Eigen::OuterStride<>(n));
-  for_each_piece(shape.batch, shape.batch_piece, [&](Index b0, Index b1) {
-    const Index nb = b1 - b0;
-    const Eigen::OuterStride<> stride(n);
-    ConstMatrixView<T> Y0(y0.data() + b0 * n, n, nb, stride), Z0(z0.data() + b0 * n, n, nb, stride);
-    MatrixView<T> Y(y.data() + b0 * n, n, nb, stride), Z(z.data() + b0 * n, n, nb, stride);
-    Index o = 0;
-    for (Index d : shape.dims) {
-      auto yi = Y.middleRows(o, d);
-      yi = Y0.middleRows(o, d);
-      if (o > 0) yi.noalias() += m.block(o, 0, d, o) * Z.topRows(o);
-      add_activation<T>(sigma, {d, nb, n}, Z.data() + o, Z0.data() + o, Y.data() + o);
-      o += d;
-    }
-  });
+  for_each_piece(
+      shape.batch, shape.batch_piece,
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0;
+        const Eigen::OuterStride<> stride(n);
+        ConstMatrixView<T> Y0(y0.data() + b0 * n, n, nb, stride),
+            Z0(z0.data() + b0 * n, n, nb, stride);
+        MatrixView<T> Y(y.data() + b0 * n, n, nb, stride), Z(z.data() + b0 * n, n, nb, stride);
+        Index o = 0;
+        for (Index d : shape.dims) {
+          auto yi = Y.middleRows(o, d);
+          yi = Y0.middleRows(o, d);
+          if (o > 0) multiply_add(yi, m.block(o, 0, d, o), Z.topRows(o));
+          add_activation<T>(sigma, {d, nb, n}, Z.data() + o, Z0.data() + o, Y.data() + o);
+          o += d;
+        }
+      },
+      shape.flops());
 }
 
 // The dual (backward) sweep at the pre-activations y of a forward sweep, for
@@ -103,54 +109,28 @@ void dense_dual(const DenseMachineShape &shape, Activation sigma, std::span<cons
   detail::require_buffer(zbar, shape.state_size(), "dense_dual", "zbar");
   detail::require_buffer(w, shape.weight_size(), "dense_dual", "W");
   const ConstMatrixView<T> m(w.data(), n, n, Eigen::OuterStride<>(n));
-  for_each_piece(shape.batch, shape.batch_piece, [&](Index b0, Index b1) {
-    const Index nb = b1 - b0;
-    const Eigen::OuterStride<> stride(n);
-    ConstMatrixView<T> Y(y.data() + b0 * n, n, nb, stride),
-        YB0(ybar0.data() + b0 * n, n, nb, stride), ZB0(zbar0.data() + b0 * n, n, nb, stride);
-    MatrixView<T> YB(ybar.data() + b0 * n, n, nb, stride), ZB(zbar.data() + b0 * n, n, nb, stride);
-    Index end = n; // one past the current block
-    for (auto it = shape.dims.rbegin(); it != shape.dims.rend(); ++it) {
-      const Index d = *it, o = end - d, later = n - end;
-      auto zi = ZB.middleRows(o, d);
-      zi = ZB0.middleRows(o, d);
-      if (later > 0) zi.noalias() += m.block(end, o, later, d).transpose() * YB.bottomRows(later);
-      add_activation_derivative<T>(sigma, {d, nb, n}, YB.data() + o, YB0.data() + o, Y.data() + o,
-                                   ZB.data() + o);
-      end = o;
-    }
-  });
-}
-
-// ∂W = clean(Σ_b z ȳᵀ) in the layout of W: the entries that cleaning
-// zeroes are written as 0. In M-layout, rows of block i get ȳ_i z_{<i}ᵀ;
-// the rows are cut into pieces, so no sum crosses threads.
-template <class T>
-void dense_weight_gradient(const DenseMachineShape &shape, std::span<const T> z,
-                           std::span<const T> ybar, std::span<T> dw) {
-  shape.validate();
-  const Index n = shape.channels(), nb = shape.batch;
-  detail::require_buffer(z, shape.state_size(), "dense_weight_gradient", "z");
-  detail::require_buffer(ybar, shape.state_size(), "dense_weight_gradient", "ybar");
-  detail::require_buffer(dw, shape.weight_size(), "dense_weight_gradient", "dW");
-  const Eigen::OuterStride<> stride(n);
-  const ConstMatrixView<T> Z(z.data(), n, nb, stride), YB(ybar.data(), n, nb, stride);
-  MatrixView<T> dM(dw.data(), n, n, stride);
-  // Pieces of 64 rows [r0, r1) of dM, which may span several blocks: row r
-  // gets the sources of the blocks before its own.
-  for_each_piece(n, 64, [&](Index r0, Index r1) {
-    Index o = 0;
-    for (Index d : shape.dims) {
-      const Index lo = std::max(r0, o), hi = std::min(r1, o + d);
-      if (lo < hi) {
-        auto rows = dM.middleRows(lo, hi - lo);
-        rows.rightCols(n - o).setZero();
-        if (o > 0)
-          rows.leftCols(o).noalias() = YB.middleRows(lo, hi - lo) * Z.topRows(o).transpose();
-      }
-      o += d;
-    }
-  });
+  for_each_piece(
+      shape.batch, shape.batch_piece,
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0;
+        const Eigen::OuterStride<> stride(n);
+        ConstMatrixView<T> Y(y.data() + b0 * n, n, nb, stride),
+            YB0(ybar0.data() + b0 * n, n, nb, stride), ZB0(zbar0.data() + b0 * n, n, nb, stride);
+        MatrixView<T> YB(ybar.data() + b0 * n, n, nb, stride),
+            ZB(zbar.data() + b0 * n, n, nb, stride);
+        Index end = n; // one past the current block
+        for (auto it = shape.dims.rbegin(); it != shape.dims.rend(); ++it) {
+          const Index d = *it, o = end - d, later = n - end;
+          auto zi = ZB.middleRows(o, d);
+          zi = ZB0.middleRows(o, d);
+          if (later > 0)
+            multiply_add(zi, m.block(end, o, later, d).transpose(), YB.bottomRows(later));
+          add_activation_derivative<T>(sigma, {d, nb, n}, YB.data() + o, YB0.data() + o,
+                                       Y.data() + o, ZB.data() + o);
+          end = o;
+        }
+      },
+      shape.flops());
 }
 
 } // namespace pm::kernels

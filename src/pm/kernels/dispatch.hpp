@@ -11,6 +11,7 @@
 #include "pm/kernels/dense_machine.hpp"
 #include "pm/kernels/sequence_machine.hpp"
 #include "pm/kernels/span_kernel.hpp"
+#include "pm/kernels/weight_gradient.hpp"
 #include "pm/layers/seed_machine.hpp"
 
 namespace pm::kernels {

@@ -138,6 +138,8 @@ struct SequencePlan {
     }
     return v;
   }
+  // Floating-point operations of one pass (forward, dual or gradient).
+  double flops() const { return 2.0 * double(valid_terms()); }
 };
 
 inline SequencePlan plan(const ConvGridShape &s) {
@@ -253,37 +255,39 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
                         {{y0.size(), "y0"}, {z0.size(), "z0"}, {y.size(), "y"}, {z.size(), "z"}},
                         w.size());
   const Index n = p.n, L = p.length;
-  for_each_piece(p.batch, p.batch_piece, [&](Index b0, Index b1) {
-    const Index nb = b1 - b0;
-    const Index size = n * L * nb;
-    T *yw = detail::scratch<T>(0, size), *zw = detail::scratch<T>(1, size),
-      *z0w = detail::scratch<T>(2, size);
-    detail::to_time_major(y0.data(), yw, n, L, b0, nb);
-    detail::to_time_major(z0.data(), z0w, n, L, b0, nb);
-    const Eigen::OuterStride<> stride(n);
-    MatrixView<T> Y(yw, n, L * nb, stride), Z(zw, n, L * nb, stride);
-    for (Index t0 = 0; t0 < L; t0 += p.timeblock) {
-      const Index t1 = std::min(L, t0 + p.timeblock);
-      Index o = 0;
-      for (Index d : p.dims) {
-        for (Index k = 0; k < p.taps.size(); ++k) {
-          const Index cols = p.taps[k].all_channels ? n : o;
-          if (cols == 0 || d == 0) continue;
-          const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
-          p.for_each_run(p.taps[k], 1, t0, t1, [&](Index a, Index b) {
-            Y.block(o, a * nb, d, (b - a) * nb).noalias() +=
-                m.block(o, 0, d, cols) *
-                Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb);
-          });
+  for_each_piece(
+      p.batch, p.batch_piece,
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0;
+        const Index size = n * L * nb;
+        T *yw = detail::scratch<T>(0, size), *zw = detail::scratch<T>(1, size),
+          *z0w = detail::scratch<T>(2, size);
+        detail::to_time_major(y0.data(), yw, n, L, b0, nb);
+        detail::to_time_major(z0.data(), z0w, n, L, b0, nb);
+        const Eigen::OuterStride<> stride(n);
+        MatrixView<T> Y(yw, n, L * nb, stride), Z(zw, n, L * nb, stride);
+        for (Index t0 = 0; t0 < L; t0 += p.timeblock) {
+          const Index t1 = std::min(L, t0 + p.timeblock);
+          Index o = 0;
+          for (Index d : p.dims) {
+            for (Index k = 0; k < p.taps.size(); ++k) {
+              const Index cols = p.taps[k].all_channels ? n : o;
+              if (cols == 0 || d == 0) continue;
+              const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
+              p.for_each_run(p.taps[k], 1, t0, t1, [&](Index a, Index b) {
+                multiply_add(Y.block(o, a * nb, d, (b - a) * nb), m.block(o, 0, d, cols),
+                             Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb));
+              });
+            }
+            const Index at = t0 * nb * n + o;
+            add_activation<T>(sigma, {d, (t1 - t0) * nb, n}, zw + at, z0w + at, yw + at);
+            o += d;
+          }
         }
-        const Index at = t0 * nb * n + o;
-        add_activation<T>(sigma, {d, (t1 - t0) * nb, n}, zw + at, z0w + at, yw + at);
-        o += d;
-      }
-    }
-    detail::from_time_major(yw, y.data(), n, L, b0, nb);
-    detail::from_time_major(zw, z.data(), n, L, b0, nb);
-  });
+        detail::from_time_major(yw, y.data(), n, L, b0, nb);
+        detail::from_time_major(zw, z.data(), n, L, b0, nb);
+      },
+      p.flops());
 }
 
 // The dual sweep: z̄ = g_z + L_W̃ᵀ ȳ, ȳ = g_y + σ'(y) ⊙ z̄, over the levels in
@@ -300,82 +304,45 @@ void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w
                          {zbar.size(), "zbar"}},
                         w.size());
   const Index n = p.n, L = p.length;
-  for_each_piece(p.batch, p.batch_piece, [&](Index b0, Index b1) {
-    const Index nb = b1 - b0, size = n * L * nb;
-    T *yw = detail::scratch<T>(0, size), *ybw = detail::scratch<T>(1, size),
-      *zbw = detail::scratch<T>(2, size), *gyw = detail::scratch<T>(3, size);
-    detail::to_time_major(y.data(), yw, n, L, b0, nb);
-    detail::to_time_major(ybar0.data(), gyw, n, L, b0, nb);
-    detail::to_time_major(zbar0.data(), zbw, n, L, b0, nb);
-    const Eigen::OuterStride<> stride(n);
-    MatrixView<T> YB(ybw, n, L * nb, stride), ZB(zbw, n, L * nb, stride);
-    const Index blocks = (L + p.timeblock - 1) / p.timeblock;
-    for (Index tb = blocks; tb-- > 0;) {
-      const Index t0 = tb * p.timeblock, t1 = std::min(L, t0 + p.timeblock);
-      Index end = n;
-      for (auto it = p.dims.rbegin(); it != p.dims.rend(); ++it) {
-        const Index d = *it, o = end - d;
-        for (Index k = 0; k < p.taps.size(); ++k) {
-          // z̄ at t' ∈ [t0, t1) gets ȳ at t' − shift, for t' − shift in range.
-          const long back = -p.taps[k].shift;
-          const Index first = p.taps[k].all_channels ? 0 : end;
-          if (first == n || d == 0) continue;
-          const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
-          p.for_each_run(p.taps[k], -1, t0, t1, [&](Index a, Index b) {
-            ZB.block(o, a * nb, d, (b - a) * nb).noalias() +=
-                m.block(first, o, n - first, d).transpose() *
-                YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb);
-          });
+  for_each_piece(
+      p.batch, p.batch_piece,
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0, size = n * L * nb;
+        T *yw = detail::scratch<T>(0, size), *ybw = detail::scratch<T>(1, size),
+          *zbw = detail::scratch<T>(2, size), *gyw = detail::scratch<T>(3, size);
+        detail::to_time_major(y.data(), yw, n, L, b0, nb);
+        detail::to_time_major(ybar0.data(), gyw, n, L, b0, nb);
+        detail::to_time_major(zbar0.data(), zbw, n, L, b0, nb);
+        const Eigen::OuterStride<> stride(n);
+        MatrixView<T> YB(ybw, n, L * nb, stride), ZB(zbw, n, L * nb, stride);
+        const Index blocks = (L + p.timeblock - 1) / p.timeblock;
+        for (Index tb = blocks; tb-- > 0;) {
+          const Index t0 = tb * p.timeblock, t1 = std::min(L, t0 + p.timeblock);
+          Index end = n;
+          for (auto it = p.dims.rbegin(); it != p.dims.rend(); ++it) {
+            const Index d = *it, o = end - d;
+            for (Index k = 0; k < p.taps.size(); ++k) {
+              // z̄ at t' ∈ [t0, t1) gets ȳ at t' − shift, for t' − shift in range.
+              const long back = -p.taps[k].shift;
+              const Index first = p.taps[k].all_channels ? 0 : end;
+              if (first == n || d == 0) continue;
+              const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
+              p.for_each_run(p.taps[k], -1, t0, t1, [&](Index a, Index b) {
+                multiply_add(ZB.block(o, a * nb, d, (b - a) * nb),
+                             m.block(first, o, n - first, d).transpose(),
+                             YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb));
+              });
+            }
+            const Index at = t0 * nb * n + o;
+            add_activation_derivative<T>(sigma, {d, (t1 - t0) * nb, n}, ybw + at, gyw + at, yw + at,
+                                         zbw + at);
+            end = o;
+          }
         }
-        const Index at = t0 * nb * n + o;
-        add_activation_derivative<T>(sigma, {d, (t1 - t0) * nb, n}, ybw + at, gyw + at, yw + at,
-                                     zbw + at);
-        end = o;
-      }
-    }
-    detail::from_time_major(ybw, ybar.data(), n, L, b0, nb);
-    detail::from_time_major(zbw, zbar.data(), n, L, b0, nb);
-  });
-}
-
-// ∂W(k, ci, co) = Σ_{b,t} z(t + shift(k), ci) ȳ(t, co) for the weights that
-// cleaning keeps, 0 for the others. The whole batch is copied time-major, and
-// the output rows (co) are cut into pieces: no sum crosses threads.
-template <class T>
-void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::span<const T> ybar,
-                              std::span<T> dw) {
-  detail::require_sizes(p, "sequence_weight_gradient", {{z.size(), "z"}, {ybar.size(), "ybar"}},
-                        dw.size());
-  const Index n = p.n, L = p.length, nb = p.batch;
-  T *zw = detail::scratch<T>(0, p.state_size()), *ybw = detail::scratch<T>(1, p.state_size());
-  for_each_piece(nb, 1, [&](Index b0, Index) {
-    detail::to_time_major(z.data(), zw, n, L, 0, nb, b0);
-    detail::to_time_major(ybar.data(), ybw, n, L, 0, nb, b0);
-  });
-  const Eigen::OuterStride<> stride(n);
-  const ConstMatrixView<T> Z(zw, n, L * nb, stride), YB(ybw, n, L * nb, stride);
-  // Tasks: (tap, piece of output rows).
-  const Index rows = 64, per_tap = pieces(n, rows);
-  for_each_piece(p.taps.size() * per_tap, 1, [&](Index task, Index) {
-    const Index k = task / per_tap, r0 = task % per_tap * rows, r1 = std::min(n, r0 + rows);
-    MatrixView<T> dm(dw.data() + k * n * n, n, n, stride);
-    Index o = 0;
-    for (Index d : p.dims) {
-      const Index lo = std::max(r0, o), hi = std::min(r1, o + d);
-      const Index cols = p.taps[k].all_channels ? n : o;
-      if (lo < hi) {
-        auto part = dm.middleRows(lo, hi - lo);
-        part.setZero();
-        if (cols > 0)
-          p.for_each_run(p.taps[k], 1, 0, L, [&](Index a, Index b) {
-            const Index src = Index(long(a) + p.taps[k].shift);
-            part.leftCols(cols).noalias() += YB.block(lo, a * nb, hi - lo, (b - a) * nb) *
-                                             Z.block(0, src * nb, cols, (b - a) * nb).transpose();
-          });
-      }
-      o += d;
-    }
-  });
+        detail::from_time_major(ybw, ybar.data(), n, L, b0, nb);
+        detail::from_time_major(zbw, zbar.data(), n, L, b0, nb);
+      },
+      p.flops());
 }
 
 } // namespace pm::kernels

@@ -92,20 +92,23 @@ void apply_rows(const SpanRows<T> &r, Index in_rows, Index parameters, std::span
   require(w.size() == parameters, kernel, ": w has ", w.size(), " entries, expected ", parameters);
   require_span_buffer(in.size(), in_rows, batch, kernel, in_name);
   require_span_buffer(out.size(), r.rows, batch, kernel, "out");
-  for_each_piece(r.rows, span_row_piece, [&](Index r0, Index r1) {
-    for (Index b = 0; b < batch; ++b) {
-      const T *x = in.data() + b * in_rows;
-      T *y = out.data() + b * r.rows;
-      for (Index i = r0; i < r1; ++i) {
-        T acc = T(0);
-        for (Index k = r.start[i]; k < r.start[i + 1]; ++k) {
-          const auto &e = r.entries[k];
-          acc += e.mu * (w[e.other] * x[e.read]);
+  for_each_piece(
+      r.rows, span_row_piece,
+      [&](Index r0, Index r1) {
+        for (Index b = 0; b < batch; ++b) {
+          const T *x = in.data() + b * in_rows;
+          T *y = out.data() + b * r.rows;
+          for (Index i = r0; i < r1; ++i) {
+            T acc = T(0);
+            for (Index k = r.start[i]; k < r.start[i + 1]; ++k) {
+              const auto &e = r.entries[k];
+              acc += e.mu * (w[e.other] * x[e.read]);
+            }
+            y[i] = acc;
+          }
         }
-        y[i] = acc;
-      }
-    }
-  });
+      },
+      3.0 * double(r.entries.size()) * double(batch));
 }
 
 } // namespace detail
@@ -135,17 +138,20 @@ void span_parameter_gradient(const SpanPlan<T> &p, std::span<const T> phi, std::
   require(out.size() == p.by_parameter.rows, "span_parameter_gradient: out has ", out.size(),
           " entries, expected ", p.by_parameter.rows);
   const SpanRows<T> &r = p.by_parameter;
-  for_each_piece(r.rows, span_parameter_piece, [&](Index q0, Index q1) {
-    for (Index q = q0; q < q1; ++q) {
-      T acc = T(0);
-      for (Index k = r.start[q]; k < r.start[q + 1]; ++k) {
-        const auto &e = r.entries[k];
-        for (Index b = 0; b < batch; ++b)
-          acc += e.mu * (phi[b * p.source + e.read] * g[b * p.target + e.other]);
-      }
-      out[q] = acc;
-    }
-  });
+  for_each_piece(
+      r.rows, span_parameter_piece,
+      [&](Index q0, Index q1) {
+        for (Index q = q0; q < q1; ++q) {
+          T acc = T(0);
+          for (Index k = r.start[q]; k < r.start[q + 1]; ++k) {
+            const auto &e = r.entries[k];
+            for (Index b = 0; b < batch; ++b)
+              acc += e.mu * (phi[b * p.source + e.read] * g[b * p.target + e.other]);
+          }
+          out[q] = acc;
+        }
+      },
+      3.0 * double(r.entries.size()) * double(batch));
 }
 
 } // namespace pm::kernels

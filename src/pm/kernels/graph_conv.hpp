@@ -1,0 +1,196 @@
+#pragma once
+// The graph convolution layer (src/pm/layers/graph_conv.hpp) with its
+// edge × channel structure. Its span has one edge per (graph edge, c_in,
+// c_out), but the weight of an edge factors as c(u, v) · W(c_in, c_out), so
+//   forward    H(v) = Σ_{u→v} c(u, v) φ(u),      (L_W φ)(v) = Wᵀ H(v)
+//   transpose  G(v) = W g(v),                    (L_Wᵀ g)(u) = Σ_{u→v} c(u, v) G(v)
+//   gradient   ∂W = Σ_b Σ_v H(v) g(v)ᵀ
+// aggregate the neighbours once per channel vector (graph edges × channels
+// indexed loads instead of graph edges × channels² for the span kernel) and
+// run the channel weights as one matrix product over every node and sample.
+//
+// A batch column b holds node v's channel c at row v · C + c; a piece of
+// samples is copied node-major, where it is one C × (nodes · samples)
+// column-major matrix and a node's channels of every sample one vector. The
+// aggregation sums each node's edges in the order of the edge list (self
+// loops last), and the pieces of samples are fixed by the problem: the bits
+// do not depend on the thread count.
+#include <span>
+#include <vector>
+
+#include "pm/kernels/eigen.hpp"
+#include "pm/kernels/partition.hpp"
+#include "pm/kernels/sequence_machine.hpp"
+#include "pm/layers/graph_conv.hpp"
+
+namespace pm::kernels {
+
+template <class T> struct GraphPlan {
+  struct Edge {
+    Index node; // the other end
+    T c;        // the normalisation coefficient c(u, v)
+  };
+  Index nodes = 0, in_channels = 0, out_channels = 0;
+  std::vector<Index> into_start, out_start; // CSR row starts: by target, by source
+  std::vector<Edge> into, out;
+  Index edges() const { return into.size(); }
+  // Floating-point operations of one pass: the aggregation and the product.
+  double flops(Index batch, Index aggregated) const {
+    return 2.0 * double(batch) *
+           (double(edges()) * double(aggregated) +
+            double(nodes) * double(in_channels) * double(out_channels));
+  }
+};
+
+template <class T> GraphPlan<T> graph_plan(const GraphConvSpec &spec) {
+  require(spec.in_channels >= 1 && spec.out_channels >= 1, "graph_plan: channels are ",
+          spec.in_channels, " → ", spec.out_channels, ", expected at least 1 → 1");
+  const auto all = spec.all_edges();
+  const std::vector<Index> deg = spec.in_degrees();
+  GraphPlan<T> p{spec.nodes, spec.in_channels, spec.out_channels, {}, {}, {}, {}};
+  // Stable counting sorts by target and by source: a row keeps list order.
+  auto csr = [&](bool by_target, std::vector<Index> &start,
+                 std::vector<typename GraphPlan<T>::Edge> &rows) {
+    start.assign(spec.nodes + 1, 0);
+    for (const auto &[u, v] : all) ++start[(by_target ? v : u) + 1];
+    for (Index k = 0; k < spec.nodes; ++k) start[k + 1] += start[k];
+    rows.resize(all.size());
+    std::vector<Index> next(start.begin(), start.end() - 1);
+    for (const auto &[u, v] : all)
+      rows[next[by_target ? v : u]++] = {by_target ? u : v,
+                                         pm::detail::graph_coefficient<T>(spec, deg, u, v)};
+  };
+  csr(true, p.into_start, p.into);
+  csr(false, p.out_start, p.out);
+  return p;
+}
+
+namespace detail {
+
+// Samples per task: about 4096 (node, sample) columns per product.
+inline Index graph_piece(Index nodes) {
+  return std::max<Index>(1, 4096 / std::max<Index>(1, nodes));
+}
+
+// The aggregation runs node-major: node v's channels of all samples of a
+// piece are one vector (column (v, b) at (v · samples + b) · C), so an edge
+// is one run of samples × C values instead of C.
+//   dst(v) = Σ_{k ∈ row v} c_k src(node_k), in the order of the row.
+template <class T>
+void aggregate(const std::vector<Index> &start,
+               const std::vector<typename GraphPlan<T>::Edge> &rows, Index nodes, Index width,
+               const T *src, T *dst) {
+  for (Index v = 0; v < nodes; ++v) {
+    T *out = dst + v * width;
+    std::fill_n(out, width, T(0));
+    for (Index k = start[v]; k < start[v + 1]; ++k) {
+      const T c = rows[k].c, *in = src + rows[k].node * width;
+      for (Index i = 0; i < width; ++i) out[i] += c * in[i];
+    }
+  }
+}
+
+// Samples [b0, b0 + samples) of a batch (sample, node, channel) to node-major
+// (node, sample, channel), and back.
+template <class T>
+void to_node_major(const T *batch, Index nodes, Index channels, Index b0, Index samples, T *dst) {
+  for (Index b = 0; b < samples; ++b)
+    for (Index v = 0; v < nodes; ++v)
+      std::copy_n(batch + ((b0 + b) * nodes + v) * channels, channels,
+                  dst + (v * samples + b) * channels);
+}
+template <class T>
+void from_node_major(const T *src, Index nodes, Index channels, Index b0, Index samples, T *batch) {
+  for (Index b = 0; b < samples; ++b)
+    for (Index v = 0; v < nodes; ++v)
+      std::copy_n(src + (v * samples + b) * channels, channels,
+                  batch + ((b0 + b) * nodes + v) * channels);
+}
+
+template <class T>
+void require_graph_buffers(const GraphPlan<T> &p, Index batch, const char *kernel,
+                           std::initializer_list<std::tuple<Index, Index, const char *>> buffers) {
+  for (auto [size, channels, name] : buffers)
+    require(size == p.nodes * channels * batch, kernel, ": ", name, " has ", size,
+            " entries, expected ", p.nodes, " nodes × ", channels, " channels × ", batch);
+}
+
+} // namespace detail
+
+// out = L_W φ (φ: nodes · C_in × batch, out: nodes · C_out × batch).
+template <class T>
+void graph_forward(const GraphPlan<T> &p, std::span<const T> w, std::span<const T> phi, Index batch,
+                   std::span<T> out) {
+  require(w.size() == p.in_channels * p.out_channels, "graph_forward: W has ", w.size(),
+          " entries, expected ", p.in_channels * p.out_channels);
+  detail::require_graph_buffers(
+      p, batch, "graph_forward",
+      {{phi.size(), p.in_channels, "phi"}, {out.size(), p.out_channels, "out"}});
+  const Index ci = p.in_channels, co = p.out_channels;
+  const ConstMatrixView<T> M(w.data(), co, ci, Eigen::OuterStride<>(co)); // Wᵀ
+  for_each_piece(
+      batch, detail::graph_piece(p.nodes),
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0, cols = nb * p.nodes;
+        T *x = detail::scratch<T>(0, ci * cols), *h = detail::scratch<T>(1, ci * cols),
+          *o = detail::scratch<T>(2, co * cols);
+        detail::to_node_major(phi.data(), p.nodes, ci, b0, nb, x);
+        detail::aggregate<T>(p.into_start, p.into, p.nodes, nb * ci, x, h);
+        MatrixView<T> O(o, co, cols, Eigen::OuterStride<>(co));
+        O.setZero();
+        multiply_add(O, M, ConstMatrixView<T>(h, ci, cols, Eigen::OuterStride<>(ci)));
+        detail::from_node_major(o, p.nodes, co, b0, nb, out.data());
+      },
+      p.flops(batch, ci));
+}
+
+// out = L_Wᵀ g (g: nodes · C_out × batch, out: nodes · C_in × batch).
+template <class T>
+void graph_transpose(const GraphPlan<T> &p, std::span<const T> w, std::span<const T> g, Index batch,
+                     std::span<T> out) {
+  require(w.size() == p.in_channels * p.out_channels, "graph_transpose: W has ", w.size(),
+          " entries, expected ", p.in_channels * p.out_channels);
+  detail::require_graph_buffers(
+      p, batch, "graph_transpose",
+      {{g.size(), p.out_channels, "g"}, {out.size(), p.in_channels, "out"}});
+  const Index ci = p.in_channels, co = p.out_channels;
+  const ConstMatrixView<T> M(w.data(), co, ci, Eigen::OuterStride<>(co));
+  for_each_piece(
+      batch, detail::graph_piece(p.nodes),
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0, cols = nb * p.nodes;
+        T *gn = detail::scratch<T>(0, co * cols), *h = detail::scratch<T>(1, ci * cols),
+          *x = detail::scratch<T>(2, ci * cols);
+        detail::to_node_major(g.data(), p.nodes, co, b0, nb, gn);
+        MatrixView<T> G(h, ci, cols, Eigen::OuterStride<>(ci));
+        G.setZero();
+        multiply_add(G, M.transpose(), ConstMatrixView<T>(gn, co, cols, Eigen::OuterStride<>(co)));
+        detail::aggregate<T>(p.out_start, p.out, p.nodes, nb * ci, h, x);
+        detail::from_node_major(x, p.nodes, ci, b0, nb, out.data());
+      },
+      p.flops(batch, ci));
+}
+
+// dW = Σ_b ∂⟨g_b, L_W φ_b⟩/∂W in W's layout (c_in, c_out).
+template <class T>
+void graph_weight_gradient(const GraphPlan<T> &p, std::span<const T> phi, std::span<const T> g,
+                           Index batch, std::span<T> dw) {
+  detail::require_graph_buffers(
+      p, batch, "graph_weight_gradient",
+      {{phi.size(), p.in_channels, "phi"}, {g.size(), p.out_channels, "g"}});
+  require(dw.size() == p.in_channels * p.out_channels, "graph_weight_gradient: dW has ", dw.size(),
+          " entries, expected ", p.in_channels * p.out_channels);
+  // The whole batch node-major: the product sums over every (node, sample).
+  const Index ci = p.in_channels, co = p.out_channels, cols = batch * p.nodes;
+  T *x = detail::scratch<T>(0, ci * cols), *h = detail::scratch<T>(1, ci * cols),
+    *gn = detail::scratch<T>(2, co * cols);
+  detail::to_node_major(phi.data(), p.nodes, ci, 0, batch, x);
+  detail::to_node_major(g.data(), p.nodes, co, 0, batch, gn);
+  detail::aggregate<T>(p.into_start, p.into, p.nodes, batch * ci, x, h);
+  std::fill(dw.begin(), dw.end(), T(0));
+  MatrixView<T> dWt(dw.data(), co, ci, Eigen::OuterStride<>(co));
+  multiply_add(dWt, ConstMatrixView<T>(gn, co, cols, Eigen::OuterStride<>(co)),
+               ConstMatrixView<T>(h, ci, cols, Eigen::OuterStride<>(ci)).transpose());
+}
+
+} // namespace pm::kernels
