@@ -9,7 +9,6 @@
 //  - or by an explicit edge list (inline, .npy or CSV) of flat indices
 //    s, t, [π,] [μ]; here an index out of range is an error, not dropped.
 // Measures are exact rationals; the reader never rounds.
-#include <charconv>
 
 #include "pm/category/parametric_span.hpp"
 #include "pm/io/csv.hpp"
@@ -209,11 +208,10 @@ inline ParametricSpan<Rational> read_edges(const Field &f, const Shape &x, const
         a, has_pi, table.rows.size(), path, [&](Index e) { return table.rows[e].size(); },
         [&](Index e) { return path + ": line " + std::to_string(table.lines[e]); },
         [&](Index e, std::size_t k) -> std::pair<double, std::optional<Rational>> {
-          const std::string &cell = table.rows[e][k];
-          double v = -1; // not an index unless the whole cell is a number
-          const auto res = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-          if (res.ec != std::errc() || res.ptr != cell.data() + cell.size()) v = -1;
-          return {v, rational_from_text(cell)};
+          // Not an index unless the whole cell is a number (read as a
+          // rational: libc++ has no std::from_chars for double).
+          const std::optional<Rational> r = rational_from_text(table.rows[e][k]);
+          return {r ? double(*r) : -1.0, r};
         },
         constant_mu());
   } else {
