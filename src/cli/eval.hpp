@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/machine_format.hpp"
+#include "pm/version.hpp"
 
 namespace pmach {
 
@@ -171,7 +172,11 @@ inline int run_eval(const Args &args) {
     detail::eval_model<double>(model, args, out);
   }
   if (args.flag("json")) {
-    std::cout << nlohmann::json{{"precision", precision}, {"written", out.written}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"version", pm::version},
+                                {"precision", precision},
+                                {"written", out.written}}
+                     .dump(2)
+              << "\n";
   } else {
     for (const auto &p : out.written) std::cout << "wrote " << p << "\n";
     if (precision == "exact")

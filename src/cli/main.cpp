@@ -5,11 +5,13 @@
 #include "check.hpp"
 #include "dot.hpp"
 #include "eval.hpp"
+#include "pm/version.hpp"
 
 namespace {
 
 const char *main_help =
     "usage: pmach <command> [arguments] [--help]\n"
+    "       pmach --version\n"
     "\n"
     "commands:\n"
     "  check [MODEL.json]   run the laws: on the built-in catalogue (conformance\n"
@@ -50,6 +52,10 @@ int main(int argc, char **argv) {
   if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
       std::string(argv[1]) == "help") {
     std::cout << main_help;
+    return 0;
+  }
+  if (std::string(argv[1]) == "--version") {
+    std::cout << "pmach " << pm::version << "\n";
     return 0;
   }
   const std::string name = argv[1];
