@@ -33,7 +33,9 @@ if(MODE STREQUAL "installed")
   message(STATUS "pkg-config: ${out}")
   list(APPEND configure_args -DCMAKE_PREFIX_PATH=${prefix})
 else()
-  list(APPEND configure_args -DPM_SOURCE_DIR=${PM_SOURCE_DIR})
+  # The test tools must not be needed: tell find_package they are absent.
+  list(APPEND configure_args -DPM_SOURCE_DIR=${PM_SOURCE_DIR} -DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON
+       -DCMAKE_DISABLE_FIND_PACKAGE_rapidcheck=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON)
 endif()
 
 run("configure the consumer (${MODE})"
