@@ -1,13 +1,7 @@
 # cmake -P: builds and runs consumer/ against the project, MODE=installed
 # (cmake --install into WORK_DIR/prefix, then find_package; also pmach from
 # the prefix and the pkg-config file) or MODE=subdirectory (add_subdirectory).
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
 set(configure_args)
