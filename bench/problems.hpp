@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pm/kernels.hpp"
+#include "pm/numeric/uniform.hpp"
 
 namespace pm_bench {
 
@@ -43,7 +44,7 @@ template <class T> struct Inputs {
     std::mt19937 g(seed);
     const T glorot = std::sqrt(T(6) / T(2 * std::max<Index>(fan_in, 1)));
     auto fill = [&](std::vector<T> &v, Index size, T scale) {
-      std::uniform_real_distribution<T> u(-scale, scale);
+      pm::UniformReal<T> u(-scale, scale);
       v.resize(size);
       for (T &x : v) x = u(g);
     };

@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "pm/layers/seed_machines.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "pm/train/fit.hpp"
 
 int main(int argc, char **argv) {
@@ -16,7 +17,7 @@ int main(int argc, char **argv) {
   const std::string csv = argc > 1 ? argv[1] : "train_sine_loss.csv";
   const Index length = 63, series = 32, shift = 10;
   std::mt19937_64 rng(20230207);
-  std::uniform_real_distribution<double> noise(-0.05, 0.05);
+  UniformReal<double> noise(-0.05, 0.05);
   Batch<double> x(length, series), y(length, series);
   for (Index b = 0; b < series; ++b) {
     // As in the authors' demo, one noise draw per series: a random offset.

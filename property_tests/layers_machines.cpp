@@ -8,6 +8,7 @@
 #include <random>
 
 #include "pm/layers.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "support/generators.hpp"
 #include "support/law.hpp"
 
@@ -23,8 +24,8 @@ namespace {
 // from a fixed seed.
 Batch<double> random_batch(Index rows, Index cols, std::mt19937_64 &rng, bool normal = false) {
   Batch<double> b(rows, cols);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> n(0.0, 1.0);
+  UniformReal<double> u(0.0, 1.0);
+  Normal<double> n(0.0, 1.0);
   for (double &x : b.data) x = normal ? n(rng) : u(rng);
   return b;
 }
@@ -510,7 +511,7 @@ namespace {
 // that pre-activations (dyadic sums plus multiples of 1/1009) rarely cancel
 // to relu's kink at 0.
 Batch<Q> quarter_batch(Index rows, Index cols, std::mt19937_64 &rng, bool offset = false) {
-  std::uniform_int_distribution<int> k(-8, 8);
+  UniformInt<int> k(-8, 8);
   Batch<Q> b(rows, cols);
   for (Q &x : b.data) x = Q(k(rng)) / Q(4) + (offset ? Q(1) / Q(1009) : Q(0));
   return b;

@@ -1,18 +1,42 @@
 #!/usr/bin/env bash
-# Installs every Debian package that the build, the tests, the proofs and the
-# benchmarks need. Idempotent: packages already present are left alone.
+# Installs the Debian packages a job needs; packages already present are left
+# alone.
+#   bash scripts/install-deps.sh          what pmach and the Python package need
+#                                         (scripts/main.sh)
+#   bash scripts/install-deps.sh --tests  that and what the tests, proofs,
+#                                         fuzzers and benchmarks need
+#                                         (scripts/test.sh)
 set -euo pipefail
 
+# Build tools, the library's headers, and the Python package's build and
+# runtime (pybind11, NumPy, PyTorch).
 packages=(
-  build-essential cmake ninja-build git
-  catch2 librapidcheck-dev libeigen3-dev libboost-dev nlohmann-json3-dev
-  libbenchmark-dev libomp-dev clang libclang-rt-14-dev
-  gcovr python3
+  build-essential cmake ninja-build
+  libeigen3-dev libboost-dev nlohmann-json3-dev
+  python3-dev pybind11-dev python3-numpy python3-torch
+)
+# Catch2 and RapidCheck (unit tests, properties), Google Benchmark, clang with
+# libFuzzer, OpenMP and libc++ (fuzzers; the same report with libc++), gcovr
+# (coverage), pkg-config (the installed package's test), Coq and MathComp
+# (proofs) with OCaml (extraction), pytest and Hypothesis (Python tests),
+# Graphviz (pmach dot).
+test_packages=(
+  catch2 librapidcheck-dev libbenchmark-dev
+  clang libclang-rt-14-dev libomp-dev libc++-14-dev libc++abi-14-dev
+  gcovr pkgconf
   coq libcoq-mathcomp-ssreflect libcoq-mathcomp-fingroup libcoq-mathcomp-algebra
   libcoq-coquelicot libcoq-mathcomp-analysis ocaml-nox
-  python3-dev pybind11-dev python3-numpy python3-pytest python3-hypothesis python3-torch
-  graphviz ccache
+  python3-pytest python3-hypothesis
+  graphviz
 )
+case "${1:-}" in
+  "") ;;
+  --tests) packages+=("${test_packages[@]}") ;;
+  *)
+    echo "install-deps: unknown argument '$1', expected nothing or --tests" >&2
+    exit 2
+    ;;
+esac
 # The PyTorch comparison (bench/compare_pytorch.py) is not part of the tests;
 # PM_WITH_TORCH=1 adds OpenBLAS so that torch does not fall back to the
 # reference BLAS there.

@@ -9,6 +9,7 @@
 #include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/io/output.hpp"
+#include "pm/version.hpp"
 
 namespace pmach {
 
@@ -200,7 +201,10 @@ inline int run_eval(const Args &args) {
   }
   out.run.commit();
   if (args.flag("json")) {
-    std::cout << nlohmann::json{{"precision", precision}, {"written", out.run.paths()}}.dump(2)
+    std::cout << nlohmann::json{{"version", pm::version},
+                                {"precision", precision},
+                                {"written", out.run.paths()}}
+                     .dump(2)
               << "\n";
   } else {
     for (const auto &p : out.run.paths()) std::cout << "wrote " << p << "\n";

@@ -6,11 +6,13 @@
 #include "check.hpp"
 #include "dot.hpp"
 #include "eval.hpp"
+#include "pm/version.hpp"
 
 namespace {
 
 const char *main_help =
     "usage: pmach <command> [arguments] [--help]\n"
+    "       pmach --version\n"
     "\n"
     "commands:\n"
     "  check [MODEL.json]   run the laws: on the built-in catalogue (conformance\n"
@@ -57,6 +59,10 @@ int main(int argc, char **argv) {
     if (std::cout) return 0;
     std::cerr << "pmach: error: standard output: write error\n";
     return 2;
+  }
+  if (std::string(argv[1]) == "--version") {
+    std::cout << "pmach " << pm::version << "\n";
+    return 0;
   }
   const std::string name = argv[1];
   for (const Command &c : commands) {

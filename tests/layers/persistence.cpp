@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "pm/numeric/uniform.hpp"
 #include "pm/train/checkpoint.hpp"
 #include "pm/train/init.hpp"
 
@@ -45,7 +46,7 @@ TEST_CASE("save and load: every seed machine reproduces its outputs bit for bit"
     INFO(m.description().kind);
     const Function<double> w = glorot_uniform(m.parameter_shape(), rng);
     Batch<double> x(m.positions() * 1, 3);
-    std::normal_distribution<double> n;
+    Normal<double> n;
     for (double &v : x.data) v = n(rng);
     const fs::path path = scratch(m.description().kind + ".json");
     save_machine(path.string(), m, w, "saved");

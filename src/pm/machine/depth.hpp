@@ -15,6 +15,7 @@
 #include "pm/category/parametric_span.hpp"
 #include "pm/machine/grading.hpp"
 #include "pm/machine/machine.hpp"
+#include "pm/numeric/uniform.hpp"
 
 namespace pm {
 
@@ -57,7 +58,7 @@ template <class S>
 bool has_depth_randomized(const Machine<S> &m, const Grading &d, Index trials, std::uint64_t seed) {
   d.require_covers(m.n, "has_depth_randomized: machine");
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> k(-8, 8);
+  UniformInt<int> k(-8, 8);
   auto draw = [&] { return S(k(rng)) / S(4); };
   for (Index level = 1; level <= d.levels(); ++level)
     for (Index trial = 0; trial < trials; ++trial) {

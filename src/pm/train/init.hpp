@@ -7,6 +7,7 @@
 
 #include "pm/category/finite_set.hpp"
 #include "pm/category/function.hpp"
+#include "pm/numeric/uniform.hpp"
 
 namespace pm {
 
@@ -16,7 +17,7 @@ inline Function<double> glorot_uniform(const Shape &shape, std::mt19937_64 &rng)
   double s = double(e[e.size() - 2] + e[e.size() - 1]);
   for (Index j = 0; j + 2 < e.size(); ++j) s *= double(e[j]);
   const double limit = std::sqrt(6.0 / s);
-  std::uniform_real_distribution<double> u(-limit, limit);
+  UniformReal<double> u(-limit, limit);
   Function<double> w(shape.size());
   for (double &x : w) x = u(rng);
   return w;

@@ -18,6 +18,7 @@
 #include "pm/category/map.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/numeric/rounding.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "pm/validate/report.hpp"
 
 namespace pm {
@@ -124,7 +125,7 @@ LawResult run_law(const std::string &law, const std::string &subject,
                   Eval &&eval) {
   LawResult r{law, subject, Status::passed, 0, exact, 0, 0, opt.seed, ""};
   std::mt19937_64 rng(opt.seed ^ fnv1a(law));
-  std::uniform_int_distribution<int> code(-range, range), zero(0, 7);
+  UniformInt<int> code(-range, range), zero(0, 7);
   std::size_t vacuous = 0;
   double worst = -1;
   auto safe_eval = [&](const Codes &c) {

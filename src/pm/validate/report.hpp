@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "pm/version.hpp"
+
 namespace pm {
 
 enum class Status { passed, failed, too_weak, not_applicable };
@@ -108,7 +110,7 @@ inline nlohmann::json to_json(const Report &report) {
                    {"bound", r.bound},
                    {"seed", r.seed},
                    {"detail", r.detail}});
-  return {{"passed", report.passed()}, {"results", out}};
+  return {{"version", pm::version}, {"passed", report.passed()}, {"results", out}};
 }
 
 } // namespace pm

@@ -1,0 +1,48 @@
+# cmake -P: builds pmach twice with the same compiler (clang++) and flags,
+# once with libstdc++ and once with libc++ (under WORK_DIR, kept between runs
+# so that a rerun rebuilds only what changed), runs `pmach check --json` with
+# both and requires the two reports to be the same bytes: a seed must name the
+# same cases whatever the standard library. (The same compiler on both sides:
+# with -march=native, GCC's and Clang's builds differ in the last bits of some
+# floating-point results, which says nothing about seeds.)
+include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
+
+if(NOT CLANGXX)
+  message(FATAL_ERROR "clang++ not found: install clang, libc++-14-dev and libc++abi-14-dev "
+                      "(bash scripts/install-deps.sh --tests)")
+endif()
+
+# The reports may hold ';', so no CMake lists of them.
+foreach(lib libstdc++ libc++)
+  set(build ${WORK_DIR}/${lib})
+  run("configure pmach with clang++ and ${lib}"
+      ${CMAKE_COMMAND} -S ${PM_SOURCE_DIR} -B ${build} -G ${GENERATOR}
+      -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM} -DCMAKE_BUILD_TYPE=Release
+      -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_CXX_FLAGS=-stdlib=${lib}
+      -DCMAKE_EXE_LINKER_FLAGS=-stdlib=${lib} -DPM_NATIVE=${NATIVE} -DPM_BUILD_TESTS=OFF
+      -DPM_BUILD_EXAMPLES=OFF -DPM_BUILD_BENCHMARKS=OFF -DPM_INSTALL=OFF)
+  run("build pmach with clang++ and ${lib}" ${CMAKE_COMMAND} --build ${build} --target pmach)
+  set(exe ${build}/src/cli/pmach)
+  # Not vacuous: the binary must really use that library.
+  string(REPLACE "+" "\\+" lib_regex "${lib}")
+  run("ldd ${exe}" ldd ${exe})
+  if(NOT out MATCHES "${lib_regex}\\.so")
+    message(FATAL_ERROR "${exe} does not link ${lib}, so the comparison would prove nothing:\n${out}")
+  endif()
+  execute_process(COMMAND ${exe} check --json RESULT_VARIABLE code_${lib}
+                  OUTPUT_VARIABLE report_${lib} ERROR_VARIABLE err)
+  file(WRITE ${WORK_DIR}/${lib}.json "${report_${lib}}")
+  if(NOT report_${lib} MATCHES "\"version\": \"${VERSION}\"" OR NOT report_${lib} MATCHES "\"law\": ")
+    message(FATAL_ERROR "${exe} check --json (exit ${code_${lib}}) gave no versioned report with "
+                        "results:\n${report_${lib}}${err}")
+  endif()
+endforeach()
+
+if(NOT code_libstdc++ STREQUAL code_libc++ OR NOT report_libstdc++ STREQUAL report_libc++)
+  message(FATAL_ERROR "pmach check --json differs between libstdc++ (exit ${code_libstdc++}) and "
+                      "libc++ (exit ${code_libc++}): diff ${WORK_DIR}/libstdc++.json "
+                      "${WORK_DIR}/libc++.json")
+endif()
+string(LENGTH "${report_libc++}" bytes)
+message(STATUS "pmach check --json: the same ${bytes} bytes with libstdc++ and libc++ "
+               "(exit ${code_libc++})")
