@@ -25,6 +25,7 @@
 #include "pm/layers/pool.hpp"
 #include "pm/layers/time_conv.hpp"
 #include "pm/machine.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "support/span_mutants.hpp"
 
 namespace {
@@ -239,7 +240,7 @@ bool read_case(std::istream &in, Case &c) {
 
 struct Generator {
   std::mt19937_64 rng;
-  Index size(Index lo, Index hi) { return std::uniform_int_distribution<Index>(lo, hi)(rng); }
+  Index size(Index lo, Index hi) { return pm::UniformInt<Index>(lo, hi)(rng); }
   FinMap map(Index domain, Index codomain) {
     std::vector<Index> images(domain);
     for (Index &i : images) i = size(0, codomain - 1);

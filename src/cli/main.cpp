@@ -6,8 +6,8 @@
 #include "check.hpp"
 #include "dot.hpp"
 #include "eval.hpp"
-#include "pm/version.hpp"
 #include "make.hpp"
+#include "pm/version.hpp"
 
 namespace {
 

@@ -247,7 +247,7 @@ inline int run_make(int argc, char **argv) {
   if (file == "-")
     std::cout << text;
   else
-    pm::io::write_output_file(file, text);
+    pm::io::write_file_atomically(file, text);
   return 0;
 }
 

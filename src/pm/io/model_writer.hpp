@@ -1,24 +1,14 @@
 #pragma once
-// Writing model files and probe inputs (`pmach make`, `pmach probe`). Every
-// output file goes through write_output_file, the one place that touches
-// the file system. A layer is written with an explicit edge list of flat
-// indices (s, t, pi, mu), which every reader of docs/formats.md accepts and
-// which holds any span exactly (μ as "p/q" when not an integer).
-#include <fstream>
+// Writing model files and probe inputs (`pmach make`, `pmach probe`); the
+// files themselves are written all-or-nothing by pm/io/output.hpp. A layer is written with an
+// explicit edge list of flat indices (s, t, pi, mu), which every reader of docs/formats.md accepts
+// and which holds any span exactly (μ as "p/q" when not an integer).
 #include <sstream>
 
 #include "pm/io/layer_format.hpp"
 #include "pm/layers/seed_machine.hpp"
 
 namespace pm::io {
-
-inline void write_output_file(const std::string &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  require(bool(out), path, ": cannot open the file for writing");
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  out.close();
-  require(bool(out), path, ": write error");
-}
 
 inline Json space_json(const Shape &s) { return Json{{"shape", s.extents()}}; }
 

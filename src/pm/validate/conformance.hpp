@@ -15,6 +15,7 @@
 // recovered and diffed with the specification's cleaned span.
 #include "pm/io/machine_format.hpp"
 #include "pm/machine.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "pm/validate/layer_laws.hpp"
 #include "pm/validate/span_diff.hpp"
 
@@ -233,7 +234,7 @@ std::optional<ParametricSpan<Rational>> recover_linear_part(const M &impl, Index
 }
 
 template <class S> Batch<S> random_batch(std::mt19937_64 &rng, Index rows, Index cols, int range) {
-  std::uniform_int_distribution<int> code(-range, range);
+  UniformInt<int> code(-range, range);
   Batch<S> b(rows, cols);
   for (S &v : b.data) v = S(code(rng));
   return b;

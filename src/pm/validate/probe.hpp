@@ -16,6 +16,8 @@
 #include <random>
 
 #include "pm/io/model_writer.hpp"
+#include "pm/io/output.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "pm/validate/conformance.hpp"
 #include "pm/validate/samples.hpp"
 
@@ -75,22 +77,19 @@ inline bool is_probe_dir(const std::string &dir) {
   return std::filesystem::exists(std::filesystem::path(dir) / "probe.json");
 }
 
-// Writes the probe inputs of `d` into `dir` (created if needed); returns the
+// Writes the probe inputs of `d` as the files of one run of `dir` (replaced
+// as a whole, docs/formats.md §5.1: absent, empty or an earlier run); returns the
 // number of samples.
 inline std::size_t write_probes(const io::LayerDescription &d, const std::string &dir,
                                 std::uint64_t seed) {
   using namespace validation;
-  namespace fs = std::filesystem;
   RecordingLayer rec{io::with_scalar<double>(d.span), {}};
   const auto r = recover_span(rec, probe_options(seed));
   require(r.status != RecoveryStatus::refused, d.file, ": ", r.detail);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  require(fs::is_directory(dir), dir, ": cannot create the output directory");
   const std::size_t n = rec.calls.size();
   std::vector<double> xs, ws, gs;
   std::mt19937_64 rng(seed ^ fnv1a("probe g"));
-  std::uniform_int_distribution<int> code(-8, 8);
+  UniformInt<int> code(-8, 8);
   for (const auto &[w, x] : rec.calls) {
     ws.insert(ws.end(), w.begin(), w.end());
     xs.insert(xs.end(), x.begin(), x.end());
@@ -101,17 +100,19 @@ inline std::size_t write_probes(const io::LayerDescription &d, const std::string
     e.insert(e.end(), s.extents().begin(), s.extents().end());
     return e;
   };
-  auto file = [&](const char *f) { return (fs::path(dir) / f).string(); };
-  io::write_output_file(file("x.npy"), io::format_npy(with_batch(d.source), xs));
-  io::write_output_file(file("w.npy"), io::format_npy(with_batch(d.parameters), ws));
-  io::write_output_file(file("g.npy"), io::format_npy(with_batch(d.target), gs));
+  // The probes of one run replace DIR as a whole (docs/formats.md §5.1).
+  io::RunOutput out(dir);
+  out.add("x.npy", io::format_npy(with_batch(d.source), xs));
+  out.add("w.npy", io::format_npy(with_batch(d.parameters), ws));
+  out.add("g.npy", io::format_npy(with_batch(d.target), gs));
   const io::Json manifest{{"pmach", io::format_version},
                           {"kind", "probe"},
                           {"model", d.file},
                           {"seed", seed},
                           {"samples", n},
                           {"recovery", r.via}};
-  io::write_output_file(file("probe.json"), manifest.dump(2) + "\n");
+  out.add("probe.json", manifest.dump(2) + "\n");
+  out.commit();
   return n;
 }
 

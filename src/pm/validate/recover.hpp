@@ -32,6 +32,7 @@
 #include <tuple>
 
 #include "pm/io/layer_format.hpp"
+#include "pm/numeric/uniform.hpp"
 #include "pm/validate/layer.hpp"
 
 namespace pm {
@@ -307,7 +308,7 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
   // Bilinearity: apply(0, 0) = 0, then random integer cases.
   const ParametricSpan<S> predicted = io::with_scalar<S>(r.span);
   std::mt19937_64 rng(opt.seed ^ fnv1a("CONF-RECOVER"));
-  std::uniform_int_distribution<int> code(-8, 8);
+  UniformInt<int> code(-8, 8);
   ParametricSpan<S> abs_pred = predicted;
   abs_pred.span.mu = magnitude(abs_pred.span.mu);
   const std::size_t n_terms = max_fibre(predicted.span.t) + 2;

@@ -24,6 +24,7 @@
 
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/layer_format.hpp"
+#include "pm/io/output.hpp"
 #include "pm/validate/cases.hpp"
 
 namespace pm {
@@ -140,6 +141,7 @@ void unknown_files(Report &rep, const std::string &dir, const char *const (&know
     names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end()); // directory order is not deterministic
   for (const std::string &f : names) {
+    if (f == io::run_manifest) continue; // written by pmach probe with the files of its run
     if (std::find(std::begin(known), std::end(known), f) != std::end(known)) continue;
     rep.results.push_back({"SAMPLE " + f, subject, Status::warning, 0, false, 0, 0, 0,
                            "unknown file in " + dir + ", not compared"});
