@@ -7,6 +7,7 @@
 // callables. Every call checks the returned shape, so a wrong shape is a
 // one-line error naming the callable, never a silent misreading.
 #include "arrays.hpp"
+#include "pm/machine/backward.hpp"
 #include "pm/validate/layer.hpp"
 
 namespace pmach_py {
@@ -28,6 +29,17 @@ inline pm::Batch<double> returned_batch(const py::object &r, const Shape &space,
   return b;
 }
 
+// A returned tuple (or list) of `size` entries.
+inline py::tuple returned_tuple(const py::object &r, std::size_t size, const std::string &what,
+                                const char *expected) {
+  pm::require(py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r), what, ": returned ",
+              std::string(py::str(py::type::of(r).attr("__name__"))), ", expected a tuple ",
+              expected);
+  const py::tuple t = py::tuple(r);
+  pm::require(t.size() == size, what, ": returned ", t.size(), " values, expected ", expected);
+  return t;
+}
+
 template <class S> py::array batch_arg(const pm::Batch<S> &b, const Shape &space) {
   return to_numpy<S>(std::vector<S>(b.data), batch_shape(b.cols, space, true));
 }
@@ -36,13 +48,12 @@ inline py::array function_arg(const pm::Function<double> &f, const Shape &shape)
   return to_numpy<double>(pm::Function<double>(f), shape.extents());
 }
 
-// A layer implemented in Python: forward(w, x) → y, and optionally
-// transpose(w, g) → x-shaped and gradient(x, g) → w-shaped (summed over
-// the batch). Without transpose and gradient it is only a forward layer.
-struct PyLayer {
+// A layer implemented in Python by its forward(w, x) → y alone: what span
+// recovery needs (pm::ForwardLayer). One call per batch of probes.
+struct PyForwardLayer {
   using scalar_type = double;
   Shape source, target, parameters;
-  py::object forward, transpose, gradient; // transpose, gradient: None when absent
+  py::object forward;
   std::string name;
 
   Index source_size() const { return source.size(); }
@@ -56,9 +67,15 @@ struct PyLayer {
   pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
     return apply_batch(w, pm::Batch<double>::from_columns(source.size(), {x})).data;
   }
+};
+
+// With transpose(w, g) → x-shaped and gradient(x, g) → w-shaped (summed
+// over the batch) it is a pm::Layer, and the adjoint laws apply.
+struct PyLayer : PyForwardLayer {
+  py::object transpose, gradient;
+
   pm::Function<double> apply_transpose(const pm::Function<double> &w,
                                        const pm::Function<double> &g) const {
-    require_given(transpose, "transpose");
     const pm::Batch<double> gb = pm::Batch<double>::from_columns(target.size(), {g});
     return returned_batch(transpose(function_arg(w, parameters), batch_arg(gb, target)), source, 1,
                           "transpose(w, g)")
@@ -66,7 +83,6 @@ struct PyLayer {
   }
   pm::Function<double> parameter_gradient(const pm::Function<double> &x,
                                           const pm::Function<double> &g) const {
-    require_given(gradient, "gradient");
     const pm::Batch<double> xb = pm::Batch<double>::from_columns(source.size(), {x}),
                             gb = pm::Batch<double>::from_columns(target.size(), {g});
     const py::object r = gradient(batch_arg(xb, source), batch_arg(gb, target));
@@ -75,12 +91,47 @@ struct PyLayer {
                 tuple_text(shape_of(a)), ", expected ", tuple_text(parameters.extents()));
     return pm::Function<double>(a.data(), a.data() + a.size());
   }
-
-  void require_given(const py::object &f, const char *what) const {
-    pm::require(!f.is_none(), name, ": no ", what, " was given");
-  }
 };
 
 static_assert(pm::Layer<PyLayer>);
+
+// A machine implemented in Python: forward(w, y0, z0) → (y, z) on arrays
+// (n, *space), and optionally backward(w, y0, z0, ybar, zbar) →
+// (grad_y0, grad_z0, grad_w) with grad_w summed over the batch.
+struct PyMachine {
+  using scalar_type = double;
+  Shape space, parameters;
+  py::object forward_fn, backward_fn;
+  std::string name;
+
+  std::pair<pm::Batch<double>, pm::Batch<double>> forward(const pm::Function<double> &w,
+                                                          const pm::Batch<double> &y0,
+                                                          const pm::Batch<double> &z0) const {
+    const std::string what = name + "(w, y0, z0)";
+    const py::tuple yz = returned_tuple(
+        forward_fn(function_arg(w, parameters), batch_arg(y0, space), batch_arg(z0, space)), 2,
+        what, "(y, z)");
+    return {returned_batch(yz[0], space, y0.cols, what + "[0]"),
+            returned_batch(yz[1], space, y0.cols, what + "[1]")};
+  }
+};
+
+struct PyMachineWithBackward : PyMachine {
+  pm::Gradients<double> backward(const pm::Function<double> &w, const pm::Batch<double> &y0,
+                                 const pm::Batch<double> &z0, const pm::Batch<double> &gy,
+                                 const pm::Batch<double> &gz) const {
+    const std::string what = "backward(w, y0, z0, ybar, zbar)";
+    const py::tuple g = returned_tuple(backward_fn(function_arg(w, parameters),
+                                                   batch_arg(y0, space), batch_arg(z0, space),
+                                                   batch_arg(gy, space), batch_arg(gz, space)),
+                                       3, what, "(grad_y0, grad_z0, grad_w)");
+    const Array<double> gw = as_array<double>(g[2], what + "[2]");
+    pm::require(shape_of(gw) == parameters.extents(), what, "[2]: returned shape ",
+                tuple_text(shape_of(gw)), ", expected ", tuple_text(parameters.extents()));
+    return {returned_batch(g[0], space, y0.cols, what + "[0]"),
+            returned_batch(g[1], space, y0.cols, what + "[1]"),
+            pm::Function<double>(gw.data(), gw.data() + gw.size()), pm::Batch<double>()};
+  }
+};
 
 } // namespace pmach_py

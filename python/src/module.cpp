@@ -213,13 +213,10 @@ void bind_check(py::module_ &m) {
       [](const LayerModel &spec, const py::object &forward, const py::object &transpose,
          const py::object &gradient, std::size_t cases, std::uint64_t seed) {
         pm::require(cases >= 1, "check: cases is 0, expected at least 1");
-        const PyLayer impl{spec.d.source,
-                           spec.d.target,
-                           spec.d.parameters,
-                           forward,
+        const PyLayer impl{{spec.d.source, spec.d.target, spec.d.parameters, forward,
+                            callable_name(forward, "forward")},
                            transpose,
-                           gradient,
-                           callable_name(forward, "forward")};
+                           gradient};
         return pm::validate(impl, impl.name, pm::ValidateOptions{cases, seed});
       },
       py::arg("model"), py::arg("forward"), py::arg("transpose"), py::arg("gradient"),
