@@ -17,13 +17,20 @@
 
 namespace pm {
 
+// The forward pass alone is what span recovery (recover.hpp) needs; a Layer
+// adds the two adjoints.
 template <class L>
-concept Layer = requires(const L &l, const Function<typename L::scalar_type> &v) {
+concept ForwardLayer = requires(const L &l, const Function<typename L::scalar_type> &v) {
   typename L::scalar_type;
   { l.source_size() } -> std::convertible_to<Index>;
   { l.target_size() } -> std::convertible_to<Index>;
   { l.parameter_size() } -> std::convertible_to<Index>;
   { l.apply(v, v) } -> std::convertible_to<Function<typename L::scalar_type>>;
+};
+
+template <class L>
+concept Layer = ForwardLayer<L> &&
+    requires(const L &l, const Function<typename L::scalar_type> &v) {
   { l.apply_transpose(v, v) } -> std::convertible_to<Function<typename L::scalar_type>>;
   { l.parameter_gradient(v, v) } -> std::convertible_to<Function<typename L::scalar_type>>;
 };

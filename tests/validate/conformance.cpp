@@ -1,0 +1,329 @@
+// Conformance: a hand-written C++ conv2d and machine, correct and with each
+// fault class planted (wrong dilation, wrong padding offset, reversed
+// kernel, a missing channel group, a level typo that zeroes weights, a
+// backward that forgets the batch sum), checked against the specification
+// by recover_span, span_diff, check_layer and check_machine. The expected
+// coefficients come from the catalogue constructors (pm::conv), never from
+// the code under test.
+#include <catch2/catch.hpp>
+
+#include "pm/layers.hpp"
+#include "pm/validate/conformance.hpp"
+
+using pm::Index;
+using pm::Rational;
+using pm::Status;
+
+namespace {
+
+enum class Fault { none, dilation, padding, reversed, missing_group, affine };
+
+// conv2d as a user writes it: loops over output, kernel and channels, in the
+// layout of pm::conv (X = (h, w, c), Y = (h', w', c'), P = (kh, kw, c_in/g, c')).
+template <class S> struct HandConv2d {
+  using scalar_type = S;
+  pm::ConvSpec c;
+  Fault fault = Fault::none;
+
+  Index source_size() const { return c.input_shape().size(); }
+  Index target_size() const { return c.output_shape().size(); }
+  Index parameter_size() const { return c.parameter_shape().size(); }
+
+  pm::Function<S> apply(const pm::Function<S> &w, const pm::Function<S> &x) const {
+    const auto o = c.output_extents();
+    const Index H = c.spatial[0], W = c.spatial[1], C = c.in_channels, O = c.out_channels;
+    const Index KH = c.kernel[0], KW = c.kernel[1], G = c.groups, Cg = C / G, Og = O / G;
+    pm::Function<S> y(o[0] * o[1] * O, S(fault == Fault::affine ? 1 : 0));
+    for (Index i = 0; i < o[0]; ++i)
+      for (Index j = 0; j < o[1]; ++j)
+        for (Index co = 0; co < O; ++co) {
+          const Index g = co / Og;
+          if (fault == Fault::missing_group && g == G - 1) continue;
+          for (Index a = 0; a < KH; ++a)
+            for (Index b = 0; b < KW; ++b) {
+              const Index ka = fault == Fault::reversed ? KH - 1 - a : a;
+              const long long dil1 = fault == Fault::dilation ? 1 : (long long)c.dil(1);
+              const long long lo0 = (long long)c.lo(0) + (fault == Fault::padding ? 1 : 0);
+              const long long hi =
+                  (long long)(i * c.step(0)) + (long long)a * (long long)c.dil(0) - lo0;
+              const long long wi =
+                  (long long)(j * c.step(1)) + (long long)b * dil1 - (long long)c.lo(1);
+              if (hi < 0 || hi >= (long long)H || wi < 0 || wi >= (long long)W) continue;
+              for (Index ci = 0; ci < Cg; ++ci) {
+                const Index xin = (Index(hi) * W + Index(wi)) * C + g * Cg + ci;
+                const Index p = ((ka * KW + b) * Cg + ci) * O + co;
+                y[(i * o[1] + j) * O + co] += w[p] * x[xin];
+              }
+            }
+        }
+    return y;
+  }
+};
+
+// The same layer with a batched forward, counting its calls.
+struct BatchedConv : HandConv2d<double> {
+  mutable std::size_t batch_calls = 0;
+  pm::Batch<double> apply_batch(const pm::Function<double> &w, const pm::Batch<double> &xs) const {
+    ++batch_calls;
+    return pm::map_columns(xs, target_size(),
+                           [&](const pm::Function<double> &x) { return apply(w, x); });
+  }
+};
+
+// Two spatial axes with stride, dilation 2 on the second and padding; 2 groups.
+const pm::ConvSpec spec2d{{5, 6}, 4, 4, {2, 3}, {1, 2}, {1, 2}, {1, 1}, {1, 2}, 2};
+
+pm::io::LayerDescription description(const pm::ConvSpec &c) {
+  pm::io::LayerDescription d;
+  d.file = "conv2d (pm::conv)";
+  d.source = c.input_shape();
+  d.target = c.output_shape();
+  d.parameters = c.parameter_shape();
+  d.has_parameters = true;
+  d.span = pm::conv<Rational>(c);
+  return d;
+}
+
+const pm::LawResult &result(const pm::Report &r, const std::string &law) {
+  for (const auto &x : r.results)
+    if (x.law == law) return x;
+  FAIL("no result for " << law);
+  return r.results.front();
+}
+
+std::string caught(Fault f) {
+  const HandConv2d<double> impl{spec2d, f};
+  const pm::Report rep = pm::check_layer(description(spec2d), impl, {20, 3});
+  const pm::LawResult &r = result(rep, "CONF-SPAN-DIFF");
+  INFO(pm::to_text(rep));
+  CHECK(result(rep, "CONF-RECOVER").status == Status::passed);
+  CHECK(r.status == Status::failed);
+  CHECK(!rep.passed());
+  CHECK(r.detail.find("intended 1, implemented 0") != std::string::npos);
+  return r.detail;
+}
+
+} // namespace
+
+TEST_CASE("CONF-RECOVER: the span recovered from a hand-written conv2d is pm::conv's, exactly") {
+  const HandConv2d<double> impl{spec2d};
+  const auto rec = pm::recover_span(impl);
+  INFO(rec.detail);
+  REQUIRE(rec.recovered());
+  CHECK(rec.exact);
+  CHECK(rec.via == "apply");
+  CHECK(rec.calls == impl.parameter_size() * impl.source_size() + 1 + 16);
+  // Coefficient tensors equal: the edges of pm::conv, merged and re-ordered.
+  CHECK(pm::validation::coefficients(rec.span) ==
+        pm::validation::coefficients(pm::conv<Rational>(spec2d)));
+  // Exact layers are recovered exactly too.
+  const HandConv2d<Rational> exact{spec2d};
+  CHECK(pm::validation::coefficients(pm::recover_span(exact).span) ==
+        pm::validation::coefficients(pm::conv<Rational>(spec2d)));
+}
+
+TEST_CASE("CONF-RECOVER: a batched forward is called |P| times, a Layer's gradient |X||Y| times") {
+  BatchedConv impl;
+  impl.c = spec2d;
+  const auto rec = pm::recover_span(impl);
+  REQUIRE(rec.recovered());
+  CHECK(rec.via == "apply_batch");
+  CHECK(impl.batch_calls == impl.parameter_size());
+  // A span layer with few source and target points: the gradient is cheaper.
+  const auto a = pm::dense<Rational>({2, 3, false});
+  const pm::SpanLayer<Rational> l{a};
+  pm::RecoverOptions o;
+  o.probe = pm::Probe::cheapest;
+  const auto r = pm::recover_span(l, o);
+  REQUIRE(r.recovered());
+  CHECK(r.via == "parameter_gradient");
+  CHECK(r.calls == 2 * 3 + 1 + 16);
+  CHECK(pm::validation::coefficients(r.span) == pm::validation::coefficients(a));
+}
+
+TEST_CASE("CONF-RECOVER mutant: an affine layer (a stray +1) is not bilinear") {
+  const HandConv2d<double> impl{spec2d, Fault::affine};
+  const auto rec = pm::recover_span(impl);
+  CHECK(rec.status == pm::RecoveryStatus::not_bilinear);
+  CHECK(rec.detail.find("not bilinear") != std::string::npos);
+  const pm::Report rep = pm::check_layer(description(spec2d), impl, {20, 3});
+  CHECK(result(rep, "CONF-RECOVER").status == Status::failed);
+  CHECK(result(rep, "CONF-SPAN-DIFF").status == Status::not_applicable);
+}
+
+TEST_CASE("CONF-RECOVER: a layer above the size bound is refused with how to shrink it") {
+  pm::ConvSpec big{{64, 64}, 16, 16, {3, 3}, {}, {}, {}, {}, 1};
+  const HandConv2d<double> impl{big};
+  const auto rec = pm::recover_span(impl);
+  CHECK(rec.status == pm::RecoveryStatus::refused);
+  CHECK(rec.calls == 0);
+  CHECK(rec.detail.find("shrink the layer") != std::string::npos);
+}
+
+TEST_CASE("CONF-SPAN-DIFF: the correct conv2d passes, and a permuted apex is no difference") {
+  const HandConv2d<double> impl{spec2d};
+  pm::io::LayerDescription d = description(spec2d);
+  const pm::Report ok = pm::check_layer(d, impl, {20, 3});
+  INFO(pm::to_text(ok));
+  CHECK(ok.passed());
+  CHECK(result(ok, "CONF-SPAN-DIFF").status == Status::passed);
+  CHECK(result(ok, "PSPAN-ADJOINT").status == Status::not_applicable);
+  // The same edges in reverse order, one of them split into two halves.
+  pm::ParametricSpan<Rational> &a = d.span;
+  std::reverse(a.span.s.images.begin(), a.span.s.images.end());
+  std::reverse(a.span.t.images.begin(), a.span.t.images.end());
+  std::reverse(a.pi.images.begin(), a.pi.images.end());
+  a.span.mu[0] = Rational(1, 2);
+  a.span.s.images.push_back(a.span.s.images[0]);
+  a.span.t.images.push_back(a.span.t.images[0]);
+  a.pi.images.push_back(a.pi.images[0]);
+  a.span.mu.push_back(Rational(1, 2));
+  const pm::Report perm = pm::check_layer(d, impl, {20, 3});
+  CHECK(perm.passed());
+  const pm::SpaceShapes sh{
+      spec2d.input_shape(), spec2d.output_shape(), spec2d.parameter_shape(), {}, {}, {}};
+  CHECK(pm::span_diff(pm::conv<Rational>(spec2d), a, sh).same());
+}
+
+TEST_CASE("CONF-SPAN-DIFF mutant: a wrong dilation is caught, with its pattern") {
+  const std::string d = caught(Fault::dilation);
+  INFO(d);
+  CHECK(d.find("source axis 1 moves by -1 per step of parameter axis 1") != std::string::npos);
+}
+
+TEST_CASE("CONF-SPAN-DIFF mutant: a wrong padding offset is caught, with its pattern") {
+  const std::string d = caught(Fault::padding);
+  INFO(d);
+  // Output row i now reads the input row the intended i + 1 read: the
+  // same as the source shifted by -1, with fewer border exceptions.
+  CHECK(d.find("target axis 0 is shifted by 1 (a padding offset?)") != std::string::npos);
+}
+
+TEST_CASE("CONF-SPAN-DIFF mutant: a reversed kernel is caught, with its pattern") {
+  const std::string d = caught(Fault::reversed);
+  INFO(d);
+  CHECK(d.find("parameter axis 0 is reversed") != std::string::npos);
+}
+
+TEST_CASE("CONF-SPAN-DIFF mutant: a missing channel group is caught, with its pattern") {
+  const std::string d = caught(Fault::missing_group);
+  INFO(d);
+  CHECK(d.find("exactly those with target axis 2 at 2..3 (a missing channel group?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("CONF-SPAN-DIFF: differences in multi-index coordinates, the first N and the count") {
+  const pm::ParametricSpan<Rational> a = pm::conv<Rational>(spec2d);
+  pm::ParametricSpan<Rational> b = a;
+  b.span.mu[0] = 0;
+  b.span.mu[1] = 3;
+  pm::SpaceShapes sh{spec2d.input_shape(), spec2d.output_shape(), spec2d.parameter_shape(),
+                     {"y", "x", "c"},      {"y", "x", "o"},       {}};
+  pm::SpanDiffOptions o;
+  o.max_differences = 1;
+  const pm::SpanDiff d = pm::span_diff(a, b, sh, o);
+  CHECK(d.count == 2);
+  REQUIRE(d.differences.size() == 1);
+  // Edge 0 of pm::conv: output (0, 0, 0), kernel (1, 2) (the first inside
+  // the padding), input channel 0 of group 0.
+  const auto &c = d.differences[0];
+  CHECK(c.target == std::vector<Index>{0, 0, 0});
+  CHECK(c.intended == 1);
+  CHECK(c.implemented == 0);
+  const std::string text = pm::to_text(d);
+  CHECK(text.find("2 of ") != std::string::npos);
+  CHECK(text.find("target (y=0, x=0, o=0) <- source (y=") != std::string::npos);
+  CHECK(text.find("... and 1 more") != std::string::npos);
+}
+
+namespace {
+
+// A machine implementation: the reference solver of a machine (possibly a
+// different one than specified) behind the MachineImplementation interface.
+struct HandMachine {
+  using scalar_type = Rational;
+  pm::GradedSpanMachine<Rational> m;
+  bool forget_batch_sum = false;
+
+  std::pair<pm::Batch<Rational>, pm::Batch<Rational>> forward(const pm::Function<Rational> &w,
+                                                              const pm::Batch<Rational> &y0,
+                                                              const pm::Batch<Rational> &z0) const {
+    auto x = pm::forward(m, w, y0, z0);
+    return {x.y, x.z};
+  }
+  pm::Gradients<Rational> backward(const pm::Function<Rational> &w, const pm::Batch<Rational> &y0,
+                                   const pm::Batch<Rational> &z0, const pm::Batch<Rational> &gy,
+                                   const pm::Batch<Rational> &gz) const {
+    const auto x = pm::forward(m, w, y0, z0);
+    pm::Gradients<Rational> g = pm::backward(m, w, x, gy, gz);
+    if (forget_batch_sum) { // only the last sample's weight gradient
+      const Index b = y0.cols - 1;
+      g.w = pm::clean(m.span(), m.grading(),
+                      pm::parameter_gradient(m.span(), x.z.column(b), g.y0.column(b)));
+    }
+    return g;
+  }
+};
+
+pm::io::MachineDescription dense_machine_spec(std::vector<Index> grades) {
+  pm::io::MachineDescription d;
+  d.file = "dense machine";
+  const Index n = grades.size();
+  d.space = pm::Shape({n});
+  d.grading = pm::Grading(*std::max_element(grades.begin(), grades.end()), grades);
+  d.parameters = pm::Shape({n, n});
+  // Every pair (s, t) is an edge with parameter (t, s); cleaning keeps those
+  // raising the grade.
+  for (Index t = 0; t < n; ++t)
+    for (Index s = 0; s < n; ++s) {
+      d.span.span.s.images.push_back(s);
+      d.span.span.t.images.push_back(t);
+      d.span.pi.images.push_back(t * n + s);
+    }
+  d.span.span.s.codomain = d.span.span.t.codomain = n;
+  d.span.pi.codomain = n * n;
+  d.span.span.mu.assign(n * n, Rational(1));
+  d.sigma.name = "relu";
+  return d;
+}
+
+HandMachine hand(const pm::io::MachineDescription &d, bool forget = false) {
+  return {pm::io::make_machine<Rational>(d), forget};
+}
+
+} // namespace
+
+TEST_CASE("CONF-MACHINE: a correct machine implementation passes forward and backward") {
+  const auto spec = dense_machine_spec({1, 1, 2, 3});
+  const pm::Report rep = pm::check_machine(spec, hand(spec), {10, 5});
+  INFO(pm::to_text(rep));
+  CHECK(rep.passed());
+  CHECK(result(rep, "CONF-MACHINE forward").status == Status::passed);
+  CHECK(result(rep, "CONF-MACHINE backward").status == Status::passed);
+  CHECK(result(rep, "CONF-MACHINE backward").cases == 10);
+}
+
+TEST_CASE("CONF-MACHINE mutant: a level typo that zeroes weights is caught, linear part diffed") {
+  const auto spec = dense_machine_spec({1, 1, 2, 3});
+  // The implementation was built with point 2 at level 1: its edges from
+  // points 0 and 1 into point 2 no longer raise the grade and are cleaned away.
+  const auto typo = dense_machine_spec({1, 1, 1, 3});
+  const pm::Report rep = pm::check_machine(spec, hand(typo), {10, 5});
+  const pm::LawResult &r = result(rep, "CONF-MACHINE forward");
+  INFO(r.detail);
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("linear part recovered in 16 calls") != std::string::npos);
+  CHECK(r.detail.find("2 of ") != std::string::npos);
+  CHECK(r.detail.find("target (2) <- source (0) via parameter (2, 0): intended 1, implemented 0") !=
+        std::string::npos);
+}
+
+TEST_CASE("CONF-MACHINE mutant: a backward that forgets the batch sum is caught") {
+  const auto spec = dense_machine_spec({1, 1, 2, 3});
+  const pm::Report rep = pm::check_machine(spec, hand(spec, true), {10, 5});
+  const pm::LawResult &r = result(rep, "CONF-MACHINE backward");
+  INFO(r.detail);
+  CHECK(result(rep, "CONF-MACHINE forward").status == Status::passed);
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("grad w at point") != std::string::npos);
+}
