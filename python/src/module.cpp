@@ -4,7 +4,8 @@
 
 #include "callables.hpp"
 #include "constructors.hpp"
-#include "pm/validate/layer_laws.hpp"
+#include "pm/validate/conformance.hpp"
+#include "pm/validate/recover.hpp"
 #include "save.hpp"
 
 namespace pmach_py {
@@ -207,20 +208,93 @@ void bind_constructors(py::module_ &m) {
   });
 }
 
-void bind_check(py::module_ &m) {
+pm::ValidateOptions validate_options(std::size_t cases, std::uint64_t seed) {
+  pm::require(cases >= 1, "check: cases is 0, expected at least 1");
+  return {cases, seed};
+}
+
+py::tuple index_tuple(const std::vector<Index> &v) { return py::cast(v); }
+
+void bind_span_diff(py::module_ &m) {
+  py::class_<pm::SpanDiff>(m, "SpanDiff", R"(The coefficients in which two spans differ.
+
+``count`` differing coefficients of ``compared`` (non-zero in either span);
+``differences`` the first ones as dicts with the multi-indices ``target``,
+``source``, ``parameter`` and the values ``intended``, ``implemented``;
+``pattern`` one line when all share a simple pattern (else empty);
+``str(diff)`` the text the validator prints.)")
+      .def_readonly("count", &pm::SpanDiff::count)
+      .def_readonly("compared", &pm::SpanDiff::compared)
+      .def_readonly("pattern", &pm::SpanDiff::pattern)
+      .def_property_readonly("same", &pm::SpanDiff::same)
+      .def_property_readonly("differences",
+                             [](const pm::SpanDiff &d) {
+                               py::list out;
+                               for (const auto &c : d.differences) {
+                                 py::dict row;
+                                 row["target"] = index_tuple(c.target);
+                                 row["source"] = index_tuple(c.source);
+                                 row["parameter"] = index_tuple(c.parameter);
+                                 row["intended"] = pm::io::to_double(c.intended);
+                                 row["implemented"] = pm::io::to_double(c.implemented);
+                                 out.append(row);
+                               }
+                               return out;
+                             })
+      .def("__str__", [](const pm::SpanDiff &d) { return pm::to_text(d); })
+      .def("__bool__", [](const pm::SpanDiff &d) { return !d.same(); });
   m.def(
-      "_check_layer",
-      [](const LayerModel &spec, const py::object &forward, const py::object &transpose,
-         const py::object &gradient, std::size_t cases, std::uint64_t seed) {
-        pm::require(cases >= 1, "check: cases is 0, expected at least 1");
-        const PyLayer impl{{spec.d.source, spec.d.target, spec.d.parameters, forward,
-                            callable_name(forward, "forward")},
-                           transpose,
-                           gradient};
-        return pm::validate(impl, impl.name, pm::ValidateOptions{cases, seed});
+      "span_diff",
+      [](const LayerModel &intended, const LayerModel &implemented) {
+        const auto &a = intended.d, &b = implemented.d;
+        pm::require(a.source == b.source && a.target == b.target && a.parameters == b.parameters,
+                    "span_diff: the layers have shapes ", tuple_text(a.source.extents()), " -> ",
+                    tuple_text(a.target.extents()), " with parameters ",
+                    tuple_text(a.parameters.extents()), " and ", tuple_text(b.source.extents()),
+                    " -> ", tuple_text(b.target.extents()), " with parameters ",
+                    tuple_text(b.parameters.extents()), ", expected the same shapes");
+        return pm::span_diff(a.span, b.span, pm::validation::shapes_of(a));
       },
-      py::arg("model"), py::arg("forward"), py::arg("transpose"), py::arg("gradient"),
-      py::arg("cases"), py::arg("seed"));
+      py::arg("intended"), py::arg("implemented"),
+      "The coefficients in which the span of `implemented` differs from `intended`'s.");
+}
+
+void bind_check(py::module_ &m) {
+  m.def("_check_layer",
+        [](const LayerModel &spec, const py::object &forward, const py::object &transpose,
+           const py::object &gradient, std::size_t cases, std::uint64_t seed) {
+          const pm::ValidateOptions opt = validate_options(cases, seed);
+          const PyForwardLayer f{spec.d.source, spec.d.target, spec.d.parameters, forward,
+                                 callable_name(forward, "forward")};
+          if (transpose.is_none() && gradient.is_none())
+            return pm::check_layer(spec.d, f, opt, f.name);
+          pm::require(!transpose.is_none() && !gradient.is_none(),
+                      "check: expected both transpose= and gradient=, or neither (forward only)");
+          return pm::check_layer(spec.d, PyLayer{f, transpose, gradient}, opt, f.name);
+        });
+  m.def("_check_machine", [](const MachineModel &spec, const py::object &forward,
+                             const py::object &backward, std::size_t cases, std::uint64_t seed) {
+    const pm::ValidateOptions opt = validate_options(cases, seed);
+    const PyMachine f{spec.d.space, spec.d.parameters, forward, py::none(),
+                      callable_name(forward, "forward")};
+    if (backward.is_none()) return pm::check_machine(spec.d, f, opt, f.name);
+    PyMachineWithBackward b{f};
+    b.backward_fn = backward;
+    return pm::check_machine(spec.d, b, opt, f.name);
+  });
+  m.def("_recover",
+        [](const py::object &forward, std::vector<Index> source, std::vector<Index> target,
+           std::vector<Index> parameters, std::uint64_t seed) {
+          const PyForwardLayer f{Shape(source), Shape(target), Shape(parameters), forward,
+                                 callable_name(forward, "forward")};
+          pm::RecoverOptions opt;
+          opt.seed = seed;
+          pm::Recovery<double> r = pm::recover_span(f, opt);
+          pm::require(r.recovered(), "recover: ", f.name, ": ", pm::recovery_status_name(r.status),
+                      ": ", r.detail);
+          return layer_model("recovered from " + f.name, f.source, f.target, f.parameters,
+                             !parameters.empty(), std::move(r.span));
+        });
 }
 
 } // namespace
@@ -245,5 +319,6 @@ PYBIND11_MODULE(_pmach, m) {
   bind_layer(m);
   bind_machine(m);
   bind_constructors(m);
+  bind_span_diff(m);
   bind_check(m);
 }
