@@ -19,7 +19,7 @@ Errors are ``pmach.Error`` (a ValueError) with the one-line message of the
 from . import layers
 from ._check import check, recover
 from ._machines import ConvMachine, DenseMachine, RecurMachine
-from ._pmach import Error, Layer, Machine, Report, load
+from ._pmach import Error, Layer, Machine, Report, SpanDiff, load, span_diff
 
-__all__ = ["Error", "Layer", "Machine", "Report", "load", "layers", "DenseMachine",
+__all__ = ["Error", "Layer", "Machine", "Report", "SpanDiff", "load", "span_diff", "layers", "DenseMachine",
            "ConvMachine", "RecurMachine", "check", "recover"]

@@ -13,6 +13,10 @@ namespace {
 
 py::tuple tuple_of(const Shape &s) { return py::cast(s.extents()); }
 
+// Anything NumPy reads as an array (lists, tensors): arguments are taken as
+// objects so that a bad one is answered by the shape check's message.
+py::array array_arg(const py::object &o) { return py::module_::import("numpy").attr("asarray")(o); }
+
 py::object json_value(const pm::io::Json &j) {
   return py::module_::import("json").attr("loads")(j.dump());
 }
@@ -70,10 +74,10 @@ w has parameter_shape; an x without the batch axis is one sample.)")
           py::arg("seed") = 1, "Sets Glorot-uniform default weights from a seed.")
       .def(
           "forward",
-          [](const LayerModel &l, const py::array &x, const py::object &w, const std::string &p,
+          [](const LayerModel &l, const py::object &x, const py::object &w, const std::string &p,
              bool kernels) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return l.forward<decltype(s)>(x, w, kernels);
+              return l.forward<decltype(s)>(array_arg(x), w, kernels);
             });
           },
           py::arg("x"), py::arg("w") = py::none(), py::kw_only(), py::arg("precision") = "double",
@@ -81,10 +85,10 @@ w has parameter_shape; an x without the batch axis is one sample.)")
           (std::string("L_w x. w=None uses the layer's weights. ") + precision_doc).c_str())
       .def(
           "backward",
-          [](const LayerModel &l, const py::array &x, const py::array &g, const py::object &w,
+          [](const LayerModel &l, const py::object &x, const py::object &g, const py::object &w,
              const std::string &p, bool kernels) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return l.backward<decltype(s)>(x, g, w, kernels);
+              return l.backward<decltype(s)>(array_arg(x), array_arg(g), w, kernels);
             });
           },
           py::arg("x"), py::arg("g"), py::arg("w") = py::none(), py::kw_only(),
@@ -139,10 +143,10 @@ States have shape (n, *space_shape); w has parameter_shape.)")
           py::arg("seed") = 1, "Sets Glorot-uniform default weights from a seed.")
       .def(
           "forward",
-          [](const MachineModel &k, const py::array &y0, const py::object &z0, const py::object &w,
+          [](const MachineModel &k, const py::object &y0, const py::object &z0, const py::object &w,
              const std::string &p, bool kernels) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return k.forward<decltype(s)>(y0, z0, w, kernels);
+              return k.forward<decltype(s)>(array_arg(y0), z0, w, kernels);
             });
           },
           py::arg("y0"), py::arg("z0") = py::none(), py::arg("w") = py::none(), py::kw_only(),
