@@ -79,6 +79,19 @@ pm::Function<S> weights_of(const py::object &w, const std::optional<std::vector<
   return out;
 }
 
+// The same for a kernel: a view of w when it already is a C-order array of S.
+template <class S>
+Array<S> kernel_weights(const py::object &w, const std::optional<std::vector<double>> &stored,
+                        const Shape &shape, bool has_parameters, const std::string &who) {
+  if (!w.is_none()) {
+    Array<S> a = as_array<S>(w, "w");
+    require_shape(a, shape, "w");
+    return a;
+  }
+  const pm::Function<S> v = weights_of<S>(w, stored, shape, has_parameters, who);
+  return Array<S>(shape.extents(), v.data());
+}
+
 inline std::optional<std::vector<double>> stored_weights(const py::object &w, const Shape &shape) {
   if (w.is_none()) return std::nullopt;
   return function_from<double>(py::array(w), shape, "weights");
@@ -115,15 +128,19 @@ struct LayerModel {
   template <class S> pm::Function<S> weights(const py::object &w) const {
     return weights_of<S>(w, d.weights, d.parameters, d.has_parameters, who());
   }
+  template <class S> Array<S> weight_view(const py::object &w) const {
+    return kernel_weights<S>(w, d.weights, d.parameters, d.has_parameters, who());
+  }
 
   // L_w x for x of shape (n, *source) or (*source).
   template <class S>
   py::array forward(const py::array &x, const py::object &w, bool kernels) const {
     bool axis = false;
     const Index n = batch_size(x, d.source, "x", 0, &axis);
-    const pm::Function<S> wv = weights<S>(w);
     if constexpr (std::is_floating_point_v<S>) {
       if (kernels) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x");
         py::array_t<S> out(batch_shape(n, d.target, axis));
         const SpanPlan<S> &p = plan<S>();
@@ -136,6 +153,7 @@ struct LayerModel {
       }
     }
     require_reference<S>(kernels);
+    const pm::Function<S> wv = weights<S>(w);
     return batch_to_numpy(pm::act(span<S>(), wv, batch_from<S>(x, d.source, "x")), d.target, axis);
   }
 
@@ -146,9 +164,10 @@ struct LayerModel {
     bool axis = false;
     const Index n = batch_size(x, d.source, "x", 0, &axis);
     batch_size(g, d.target, "g", n);
-    const pm::Function<S> wv = weights<S>(w);
     if constexpr (std::is_floating_point_v<S>) {
       if (kernels) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x"), ga = as_array<S>(g, "g");
         py::array_t<S> gx(batch_shape(n, d.source, axis));
         std::vector<S> gw(wv.size());
@@ -163,6 +182,7 @@ struct LayerModel {
       }
     }
     require_reference<S>(kernels);
+    const pm::Function<S> wv = weights<S>(w);
     const pm::Batch<S> xb = batch_from<S>(x, d.source, "x"), gb = batch_from<S>(g, d.target, "g");
     const Span<S> &a = span<S>();
     pm::Function<S> gw(a.parameters(), S(0));
@@ -199,6 +219,9 @@ struct MachineModel {
   template <class S> pm::Function<S> weights(const py::object &w) const {
     return weights_of<S>(w, d.weights, d.parameters, true, who());
   }
+  template <class S> Array<S> weight_view(const py::object &w) const {
+    return kernel_weights<S>(w, d.weights, d.parameters, true, who());
+  }
 
   template <class S> void require_precision(bool kernels) const {
     if constexpr (!std::is_floating_point_v<S>) {
@@ -230,9 +253,10 @@ struct MachineModel {
     bool axis = false;
     const Index n = batch_size(y0, d.space, "y0", 0, &axis);
     if (!z0.is_none()) batch_size(py::array(z0), d.space, "z0", n);
-    const pm::Function<S> wv = weights<S>(w);
     if constexpr (std::is_floating_point_v<S>) {
       if (const auto p = fast_path<S>(kernels)) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
         const Array<S> a = as_array<S>(y0, "y0");
         Array<S> b = z0.is_none() ? Array<S>(batch_shape(n, d.space, axis)) : as_array<S>(z0, "z0");
         if (z0.is_none()) std::fill_n(b.mutable_data(), b.size(), S(0));
@@ -253,6 +277,7 @@ struct MachineModel {
         return py::make_tuple(y, z);
       }
     }
+    const pm::Function<S> wv = weights<S>(w);
     const pm::Batch<S> a = batch_from<S>(y0, d.space, "y0");
     const pm::Batch<S> b = z0.is_none() ? pm::Batch<S>(a.rows, a.cols)
                                         : batch_from<S>(py::array(z0), d.space, "z0", n);
@@ -290,9 +315,10 @@ struct MachineModel {
     batch_size(z, d.space, "z", n);
     for (const auto &[g, what] : {std::pair{ybar, "ybar"}, std::pair{zbar, "zbar"}})
       if (!g.is_none()) batch_size(py::array(g), d.space, what, n);
-    const pm::Function<S> wv = weights<S>(w);
     if constexpr (std::is_floating_point_v<S>) {
       if (const auto p = fast_path<S>(kernels)) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
         const std::vector<Index> shape = batch_shape(n, d.space, axis);
         auto zero_or = [&](const py::object &g, const char *what) {
           if (!g.is_none()) return as_array<S>(g, what);
@@ -327,6 +353,7 @@ struct MachineModel {
       if (g.is_none()) return pm::Batch<S>(d.space.size(), n);
       return batch_from<S>(py::array(g), d.space, what, n);
     };
+    const pm::Function<S> wv = weights<S>(w);
     const pm::MachineState<S> x{batch_from<S>(y, d.space, "y"), batch_from<S>(z, d.space, "z")};
     const pm::Batch<S> gy = batch_or_zero(ybar, "ybar"), gz = batch_or_zero(zbar, "zbar");
     pm::Gradients<S> g;
