@@ -52,13 +52,17 @@ void bind_layer(py::module_ &m) {
 pmach.load, the pmach.layers constructors or pmach.recover. Arrays are in the
 model's layout: x has shape (n, *source_shape), the result (n, *target_shape),
 w has parameter_shape; an x without the batch axis is one sample.)")
-      .def_property_readonly("name", [](const LayerModel &l) { return l.d.name; })
-      .def_property_readonly("source_shape",
-                             [](const LayerModel &l) { return tuple_of(l.d.source); })
-      .def_property_readonly("target_shape",
-                             [](const LayerModel &l) { return tuple_of(l.d.target); })
-      .def_property_readonly("parameter_shape",
-                             [](const LayerModel &l) { return tuple_of(l.d.parameters); })
+      .def_property_readonly(
+          "name", [](const LayerModel &l) { return l.d.name; }, "The model's name.")
+      .def_property_readonly(
+          "source_shape", [](const LayerModel &l) { return tuple_of(l.d.source); },
+          "The shape of the input space X.")
+      .def_property_readonly(
+          "target_shape", [](const LayerModel &l) { return tuple_of(l.d.target); },
+          "The shape of the output space Y.")
+      .def_property_readonly(
+          "parameter_shape", [](const LayerModel &l) { return tuple_of(l.d.parameters); },
+          "The shape of the parameter space P (() when the layer has none).")
       .def_property_readonly(
           "edges", [](const LayerModel &l) { return l.d.span.apex(); },
           "The number of edges of the span.")
@@ -113,23 +117,33 @@ The state (y, z) solves y = y0 + L_w~ z, z = z0 + sigma(y), where w~ keeps the
 weights whose every edge raises the grade. Made by pmach.load or the
 constructors pmach.DenseMachine, pmach.ConvMachine, pmach.RecurMachine.
 States have shape (n, *space_shape); w has parameter_shape.)")
-      .def_property_readonly("name", [](const MachineModel &k) { return k.d.name; })
-      .def_property_readonly("kind",
-                             [](const MachineModel &k) {
-                               return k.d.seed ? k.d.seed->kind
-                                               : std::string("graded span machine");
-                             })
-      .def_property_readonly("sigma", [](const MachineModel &k) { return k.d.sigma.name; })
-      .def_property_readonly("dims",
-                             [](const MachineModel &k) -> py::object {
-                               if (!k.d.seed) return py::none();
-                               return py::cast(k.d.seed->dims);
-                             })
-      .def_property_readonly("space_shape",
-                             [](const MachineModel &k) { return tuple_of(k.d.space); })
-      .def_property_readonly("parameter_shape",
-                             [](const MachineModel &k) { return tuple_of(k.d.parameters); })
-      .def_property_readonly("levels", [](const MachineModel &k) { return k.d.grading.levels(); })
+      .def_property_readonly(
+          "name", [](const MachineModel &k) { return k.d.name; }, "The model's name.")
+      .def_property_readonly(
+          "kind",
+          [](const MachineModel &k) {
+            return k.d.seed ? k.d.seed->kind : std::string("graded span machine");
+          },
+          "DenseMachine, ConvMachine, RecurMachine or graded span machine.")
+      .def_property_readonly(
+          "sigma", [](const MachineModel &k) { return k.d.sigma.name; },
+          "The name of the nonlinearity sigma.")
+      .def_property_readonly(
+          "dims",
+          [](const MachineModel &k) -> py::object {
+            if (!k.d.seed) return py::none();
+            return py::cast(k.d.seed->dims);
+          },
+          "The channel blocks of a seed machine (None for other machines).")
+      .def_property_readonly(
+          "space_shape", [](const MachineModel &k) { return tuple_of(k.d.space); },
+          "The shape of the graded index set I (a state is (n, *space_shape)).")
+      .def_property_readonly(
+          "parameter_shape", [](const MachineModel &k) { return tuple_of(k.d.parameters); },
+          "The shape of the parameters W.")
+      .def_property_readonly(
+          "levels", [](const MachineModel &k) { return k.d.grading.levels(); },
+          "The number of levels of the grading (the depth bound).")
       .def_property(
           "weights",
           [](const MachineModel &k) { return weights_array(k.d.weights, k.d.parameters); },
@@ -183,12 +197,16 @@ States have shape (n, *space_shape); w has parameter_shape.)")
 }
 
 void bind_constructors(py::module_ &m) {
-  m.def("load", [](const std::string &path) -> py::object {
-    auto model = pm::io::read_model(path);
-    if (auto *l = std::get_if<pm::io::LayerDescription>(&model))
-      return py::cast(LayerModel(std::move(*l)));
-    return py::cast(MachineModel(std::get<pm::io::MachineDescription>(std::move(model))));
-  });
+  m.def(
+      "load",
+      [](const std::string &path) -> py::object {
+        auto model = pm::io::read_model(path);
+        if (auto *l = std::get_if<pm::io::LayerDescription>(&model))
+          return py::cast(LayerModel(std::move(*l)));
+        return py::cast(MachineModel(std::get<pm::io::MachineDescription>(std::move(model))));
+      },
+      py::arg("path"),
+      "The layer or machine of a model file (docs/formats.md), as a pmach.Layer or pmach.Machine.");
   m.def("_dense", &dense_layer);
   m.def("_conv", [](std::vector<Index> spatial, Index in, Index out, std::vector<Index> kernel,
                     std::vector<Index> lo, std::vector<Index> hi, std::vector<Index> stride,
@@ -227,24 +245,28 @@ void bind_span_diff(py::module_ &m) {
 ``source``, ``parameter`` and the values ``intended``, ``implemented``;
 ``pattern`` one line when all share a simple pattern (else empty);
 ``str(diff)`` the text the validator prints.)")
-      .def_readonly("count", &pm::SpanDiff::count)
-      .def_readonly("compared", &pm::SpanDiff::compared)
-      .def_readonly("pattern", &pm::SpanDiff::pattern)
-      .def_property_readonly("same", &pm::SpanDiff::same)
-      .def_property_readonly("differences",
-                             [](const pm::SpanDiff &d) {
-                               py::list out;
-                               for (const auto &c : d.differences) {
-                                 py::dict row;
-                                 row["target"] = index_tuple(c.target);
-                                 row["source"] = index_tuple(c.source);
-                                 row["parameter"] = index_tuple(c.parameter);
-                                 row["intended"] = pm::io::to_double(c.intended);
-                                 row["implemented"] = pm::io::to_double(c.implemented);
-                                 out.append(row);
-                               }
-                               return out;
-                             })
+      .def_readonly("count", &pm::SpanDiff::count, "The number of differing coefficients.")
+      .def_readonly("compared", &pm::SpanDiff::compared,
+                    "The number of coefficients non-zero in either span.")
+      .def_readonly("pattern", &pm::SpanDiff::pattern,
+                    "One line naming a pattern shared by all differences, or empty.")
+      .def_property_readonly("same", &pm::SpanDiff::same, "True when no coefficient differs.")
+      .def_property_readonly(
+          "differences",
+          [](const pm::SpanDiff &d) {
+            py::list out;
+            for (const auto &c : d.differences) {
+              py::dict row;
+              row["target"] = index_tuple(c.target);
+              row["source"] = index_tuple(c.source);
+              row["parameter"] = index_tuple(c.parameter);
+              row["intended"] = pm::io::to_double(c.intended);
+              row["implemented"] = pm::io::to_double(c.implemented);
+              out.append(row);
+            }
+            return out;
+          },
+          "The first differences as dicts of multi-indices and values.")
       .def("__str__", [](const pm::SpanDiff &d) { return pm::to_text(d); })
       .def("__bool__", [](const pm::SpanDiff &d) { return !d.same(); });
   m.def(
@@ -308,6 +330,8 @@ PYBIND11_MODULE(_pmach, m) {
   using namespace pmach_py;
   m.doc() = "The C++ core of pmach (parametric machines); use the package pmach.";
   static py::exception<pm::Error> error(m, "Error", PyExc_ValueError);
+  error.doc() = "Bad input: one line naming the file or argument, the field or index, and what "
+                "was expected (the message of the pmach command).";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
