@@ -5,6 +5,7 @@
 #include "check.hpp"
 #include "dot.hpp"
 #include "eval.hpp"
+#include "make.hpp"
 
 namespace {
 
@@ -13,7 +14,11 @@ const char *main_help =
     "\n"
     "commands:\n"
     "  check [MODEL.json]   run the laws: on the built-in catalogue (conformance\n"
-    "                       table), or on a layer or machine file\n"
+    "                       table), or on a layer or machine file; compare it with\n"
+    "                       another (--same-as) or with a framework's outputs\n"
+    "                       (--against)\n"
+    "  make WHAT            write the model file of a built-in layer or machine\n"
+    "  probe LAYER.json     write probe inputs for a framework without bindings\n"
     "  eval MODEL.json      evaluate the reference semantics on .npy inputs\n"
     "  dot MODEL.json       write the span or machine as Graphviz DOT\n"
     "\n"
@@ -33,7 +38,7 @@ int main(int argc, char **argv) {
   const Command commands[] = {
       {"check",
        pmach::check_help,
-       {"cases", "seed", "against"},
+       {"cases", "seed", "against", "same-as"},
        {"json", "help"},
        pmach::run_check},
       {"eval",
@@ -42,9 +47,12 @@ int main(int argc, char **argv) {
        {"json", "help"},
        pmach::run_eval},
       {"dot", pmach::dot_help, {"out"}, {"help"}, pmach::run_dot},
+      {"make", pmach::make_help, {}, {"help"}, nullptr},
+      {"probe", pmach::probe_help, {"out", "seed"}, {"help"}, pmach::run_probe},
   };
   if (argc < 2) {
-    std::cerr << "pmach: error: expected a command (check, eval or dot), see pmach --help\n";
+    std::cerr << "pmach: error: expected a command (check, eval, dot, make or probe), see pmach "
+                 "--help\n";
     return 2;
   }
   if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
@@ -56,6 +64,15 @@ int main(int argc, char **argv) {
   for (const Command &c : commands) {
     if (name != c.name) continue;
     try {
+      // make takes lists of values (--kernel 3 3) and parses them itself.
+      if (!c.run) {
+        for (int i = 2; i < argc; ++i)
+          if (std::string(argv[i]) == "--help") {
+            std::cout << c.help;
+            return 0;
+          }
+        return pmach::run_make(argc, argv);
+      }
       const pmach::Args args = pmach::parse_args(argc, argv, 2, c.valued, c.flags);
       if (args.flag("help")) {
         std::cout << c.help;
@@ -71,6 +88,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  std::cerr << "pmach: error: unknown command '" << name << "', expected check, eval or dot\n";
+  std::cerr << "pmach: error: unknown command '" << name
+            << "', expected check, eval, dot, make or probe\n";
   return 2;
 }

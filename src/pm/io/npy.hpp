@@ -1,7 +1,8 @@
 #pragma once
 // NumPy .npy files (format versions 1.0 and 2.0), the exchange format for
 // arrays: inputs, parameters, outputs and cotangents. Only what the reference
-// semantics needs is accepted: little-endian float32 or float64 in C order.
+// semantics needs is accepted: little-endian float32 or float64, in C or Fortran
+// order (held in C order).
 // The layout is: the magic "\x93NUMPY", major and minor version bytes, the
 // header length (uint16 for 1.0, uint32 for 2.0, little-endian), a Python
 // dict literal {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }
@@ -172,7 +173,7 @@ inline NpyArray parse_npy(std::string_view bytes, const std::string &file,
     header.remove_suffix(1);
 
   detail::NpyHeaderParser p(header, file);
-  bool have_descr = false, have_order = false, have_shape = false;
+  bool have_descr = false, have_order = false, have_shape = false, fortran = false;
   NpyArray a;
   p.expect('{', "header");
   while (!p.accept('}')) {
@@ -189,7 +190,7 @@ inline NpyArray parse_npy(std::string_view bytes, const std::string &file,
                "'<f4' or '<f8' (little-endian float32/float64), found '" + printable(d) + "'");
       have_descr = true;
     } else if (key == "fortran_order" && !have_order) {
-      if (p.boolean("fortran_order")) p.fail("fortran_order", "False (C order)");
+      fortran = p.boolean("fortran_order");
       have_order = true;
     } else if (key == "shape" && !have_shape) {
       a.shape = p.tuple("shape");
@@ -227,6 +228,19 @@ inline NpyArray parse_npy(std::string_view bytes, const std::string &file,
     require(finite == Finite::allow || std::isfinite(v), file, ": npy field 'data': element ", i,
             " is not finite, expected a finite number");
     a.data[i] = v;
+  }
+  // Fortran order (column-major, as NumPy writes a transposed array): the
+  // element with multi-index m is at Σ m_j Π_{l<j} n_l; held row-major here.
+  if (fortran && a.shape.size() > 1) {
+    std::vector<double> c(count);
+    std::vector<std::size_t> m(a.shape.size(), 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::size_t f = 0;
+      for (std::size_t j = a.shape.size(); j-- > 0;) f = f * a.shape[j] + m[j];
+      c[i] = a.data[f];
+      for (std::size_t j = a.shape.size(); j-- > 0 && ++m[j] == a.shape[j];) m[j] = 0;
+    }
+    a.data = std::move(c);
   }
   return a;
 }

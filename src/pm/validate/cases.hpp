@@ -191,6 +191,12 @@ LawResult run_law(const std::string &law, const std::string &subject,
       return r;
     }
   }
+  // A law that ran no case decided nothing.
+  if (r.cases == 0) {
+    r.status = Status::too_weak;
+    r.detail = "no case was run";
+    return r;
+  }
   // Too weak: more than 90% of the cases compared only zeros, so the law was
   // hardly exercised (a layer that is identically zero, say).
   if (r.cases > 0 && 10 * vacuous > 9 * r.cases) {

@@ -24,7 +24,7 @@ namespace validation {
 
 inline LawResult row(const std::string &law, const std::string &subject, Status status,
                      std::size_t cases, std::uint64_t seed, std::string detail) {
-  return {law, subject, status, cases, true, 0, 0, seed, std::move(detail)};
+  return {law, subject, status, cases, true, 0, 0, seed, std::move(detail), false};
 }
 
 inline std::string sizes_text(Index x, Index y, Index p) {
@@ -136,9 +136,8 @@ namespace validation {
 
 // The specification's linear part: the span restricted to its valid
 // parameters (what the machine equation uses, y = y₀ + L_clean(w) z).
-inline ParametricSpan<Rational> cleaned_span(const GradedSpanMachine<Rational> &m) {
-  const std::vector<bool> valid = valid_parameters(m.span(), m.grading());
-  const ParametricSpan<Rational> &a = m.span();
+inline ParametricSpan<Rational> cleaned_span(const ParametricSpan<Rational> &a, const Grading &d) {
+  const std::vector<bool> valid = valid_parameters(a, d);
   ParametricSpan<Rational> c{Span<Rational>{FinMap{a.source(), {}}, FinMap{a.target(), {}}, {}},
                              FinMap{a.parameters(), {}}};
   for (Index e = 0; e < a.apex(); ++e) {
@@ -337,7 +336,8 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     std::string why;
     const auto lin = recover_linear_part(implementation, n, np, calls, why);
     if (lin) {
-      const SpanDiff d = span_diff(cleaned_span(ref), *lin, shapes_of(spec, n, np));
+      const SpanDiff d =
+          span_diff(cleaned_span(ref.span(), ref.grading()), *lin, shapes_of(spec, n, np));
       fwd_fail += "; linear part recovered in " + std::to_string(calls) +
                   " calls of forward: " + to_text(d);
     } else {

@@ -53,8 +53,10 @@ template <class S> Batch<S> abs_batch(Batch<S> b) {
 
 } // namespace validation
 
-inline Report compare_machine_samples(const io::MachineDescription &d, const std::string &dir,
-                                      const std::string &subject) {
+namespace validation {
+
+inline Report machine_sample_rows(const io::MachineDescription &d, const std::string &dir,
+                                  const std::string &subject) {
   using namespace validation;
   using B = Batch<double>;
   namespace fs = std::filesystem;
@@ -174,7 +176,11 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
   rep.results.push_back(compare_to_bound("grad_y0", subject, gya, g.y0.data, eb.z.data, n));
   rep.results.push_back(compare_to_bound("grad_z0", subject, gza, g.z0.data, eb.y.data, n));
 
-  if (!present("grad_w.npy")) return rep;
+  if (!present("grad_w.npy")) {
+    rep.results.push_back({"SAMPLE grad_w", subject, Status::not_applicable, 0, false, 0, 0, 0,
+                           "absent: grad_w.npy is not in " + dir});
+    return rep;
+  }
   const io::NpyArray gwa = io::read_npy(path("grad_w.npy"));
   io::function_from_npy<double>(gwa, d.parameters, path("grad_w.npy"));
   // Σ_b π_!^μ(s*z · t*ȳ): errors e_z, e_ȳ of the factors, plus the rounding
@@ -192,6 +198,25 @@ inline Report compare_machine_samples(const io::MachineDescription &d, const std
   // Zero on the parameters that cleaning removes: their gradient must be 0.
   bound = clean(m.span(), m.grading(), bound);
   rep.results.push_back(compare_to_bound("grad_w", subject, gwa, g.w, bound, m.parameters()));
+  return rep;
+}
+
+inline constexpr const char *machine_sample_files[] = {
+    "y0.npy", "z0.npy", "w.npy",       "y.npy",       "z.npy",
+    "gy.npy", "gz.npy", "grad_y0.npy", "grad_z0.npy", "grad_w.npy"};
+
+} // namespace validation
+
+// The rows of machine_sample_rows, then a warning per unknown file, and the
+// failing SAMPLES row when no output tensor was compared.
+inline Report compare_machine_samples(const io::MachineDescription &d, const std::string &dir,
+                                      const std::string &subject) {
+  using namespace validation;
+  Report rep = machine_sample_rows(d, dir, subject);
+  std::size_t compared = 0;
+  for (const auto &r : rep.results) compared += r.status != Status::not_applicable;
+  sample_verdicts(rep, {}, compared, dir, subject);
+  unknown_files(rep, dir, machine_sample_files, subject);
   return rep;
 }
 

@@ -54,6 +54,9 @@ struct RecoverOptions {
   std::size_t max_values = 1 << 26; // refuse above (values read: calls × output size)
   std::size_t checks = 16;          // random bilinearity cases after the probes
   std::uint64_t seed = 1;
+  // The outputs' precision, when coarser than the scalar's (float32 samples
+  // held as double): integers are exact below 1/u.
+  double unit_roundoff = 0; // 0: the scalar's
 };
 
 enum class RecoveryStatus { recovered, not_bilinear, too_weak, refused };
@@ -72,7 +75,8 @@ template <class S> struct Recovery {
 
 namespace validation {
 
-inline constexpr double exact_integer_limit = 0x1p53;
+// Integers below 1/u (2^53 for float64, 2^24 for float32) are exact.
+inline double exact_integer_limit(double u) { return 1 / u; }
 
 template <class S> Rational to_rational(const S &v) {
   if constexpr (is_exact<S>)
@@ -180,15 +184,34 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
                "same pattern of edges at a fraction of the cost";
     return r;
   }
-  // Probes: raw[y, x, p] as the layer's scalars.
-  std::map<std::tuple<Index, Index, Index>, S> raw;
-  auto keep = [&](Index y, Index x, Index p, const S &v) {
-    if (!(v == S(0))) raw[{y, x, p}] = v;
-  };
   auto checked = [&](const F &v, Index size, const char *what) {
     require(v.size() == size, "recover_span: ", what, " returned ", v.size(), " values, expected ",
             size);
     return v;
+  };
+  auto counterexample = [&](const F &w, const F &phi, const F &got, const F &want, Index y) {
+    r.status = RecoveryStatus::not_bilinear;
+    r.detail = "not bilinear: apply(w, φ) at w = " + show(w) + ", φ = " + show(phi) + " gives " +
+               show(got[y]) + " at target " + std::to_string(y) +
+               ", the bilinear extension of the basis probes gives " + show(want[y]);
+  };
+  // An affine layer is caught before any probe: apply(0, 0) must be 0.
+  {
+    const F w(np, S(0)), phi(nx, S(0));
+    const F got = checked(layer.apply(w, phi), ny, "apply");
+    ++r.calls;
+    for (Index y = 0; y < ny; ++y)
+      if (!(got[y] == S(0))) {
+        r.status = RecoveryStatus::not_bilinear;
+        r.detail = "not bilinear: apply(0, 0) gives " + show(got[y]) + " at target " +
+                   std::to_string(y) + ", a bilinear layer gives 0 (an affine term?)";
+        return r;
+      }
+  }
+  // Probes: raw[y, x, p] as the layer's scalars.
+  std::map<std::tuple<Index, Index, Index>, S> raw;
+  auto keep = [&](Index y, Index x, Index p, const S &v) {
+    if (!(v == S(0))) raw[{y, x, p}] = v;
   };
   if (via == "apply") {
     for (Index p = 0; p < np; ++p)
@@ -232,6 +255,8 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
     }
   }
   // Read the coefficients as rationals.
+  const double u = opt.unit_roundoff > 0 ? opt.unit_roundoff : unit_roundoff<double>();
+  const double limit = exact_integer_limit(u);
   CoefficientMap c;
   for (const auto &[key, v] : raw) {
     if constexpr (is_exact<S>) {
@@ -243,14 +268,15 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
         r.detail = "a basis probe returned " + show(d) + " (not a finite number)";
         return r;
       }
-      if (d == std::floor(d) && std::abs(d) < exact_integer_limit) {
+      if (d == std::floor(d) && std::abs(d) < limit) {
         c[key] = Rational(d);
         continue;
       }
       r.exact = false;
-      const double tol = gamma<double>(std::max<std::size_t>(np * nx, 2)) * std::abs(d);
-      r.tolerance = std::max(r.tolerance, gamma<double>(std::max<std::size_t>(np * nx, 2)));
-      const auto q = simplest_rational(d, tol);
+      const double gamma_m = gamma(double(std::max<std::size_t>(np * nx, 2)), u);
+      const double tol = gamma_m * std::abs(d);
+      r.tolerance = std::max(r.tolerance, gamma_m);
+      const auto q = bound_is_meaningful(gamma_m) ? simplest_rational(d, tol) : std::nullopt;
       if (!q) {
         r.status = RecoveryStatus::too_weak;
         r.detail = "coefficient (y " + std::to_string(std::get<0>(key)) + ", x " +
@@ -267,22 +293,6 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
   if (r.status == RecoveryStatus::too_weak) return r;
   // Bilinearity: apply(0, 0) = 0, then random integer cases.
   const ParametricSpan<S> predicted = io::with_scalar<S>(r.span);
-  auto counterexample = [&](const F &w, const F &phi, const F &got, const F &want, Index y) {
-    r.status = RecoveryStatus::not_bilinear;
-    r.detail = "not bilinear: apply(w, φ) at w = " + show(w) + ", φ = " + show(phi) + " gives " +
-               show(got[y]) + " at target " + std::to_string(y) +
-               ", the bilinear extension of the basis probes gives " + show(want[y]);
-  };
-  {
-    const F w(np, S(0)), phi(nx, S(0));
-    const F got = checked(layer.apply(w, phi), ny, "apply");
-    ++r.calls;
-    for (Index y = 0; y < ny; ++y)
-      if (!(got[y] == S(0))) {
-        counterexample(w, phi, got, F(ny, S(0)), y);
-        return r;
-      }
-  }
   std::mt19937_64 rng(opt.seed ^ fnv1a("CONF-RECOVER"));
   std::uniform_int_distribution<int> code(-8, 8);
   ParametricSpan<S> abs_pred = predicted;
@@ -301,10 +311,17 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
       if constexpr (!is_exact<S>) {
         // Exact while the sum of |terms| stays an integer below 2^53 and
         // every coefficient is an integer; else within γ_n M.
-        const bool integer_exact = r.exact && double(mag[y]) < exact_integer_limit;
+        const bool integer_exact = r.exact && double(mag[y]) < limit;
+        const double gamma_n = gamma(double(n_terms + 1), u);
+        if (!integer_exact && !bound_is_meaningful(gamma_n)) {
+          r.status = RecoveryStatus::too_weak;
+          r.detail = "the bilinearity check has no meaningful bound (γ_n ≥ 1 for n = " +
+                     std::to_string(n_terms + 1) + " terms)";
+          return r;
+        }
         if (!integer_exact)
           ok = std::abs(double(got[y]) - double(want[y])) <=
-               gamma<double>(n_terms + 1) * 2 * std::nextafter(double(mag[y]), 1e308);
+               gamma_n * 2 * std::nextafter(double(mag[y]), 1e308);
         if (!std::isfinite(double(got[y]))) ok = false;
       }
       if (!ok) {

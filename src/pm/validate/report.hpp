@@ -2,7 +2,9 @@
 // The validator's verdicts, in the manner of oneDNN's benchdnn: each law run
 // on a subject ends passed, failed, too weak (the cases were mostly vacuous,
 // e.g. all compared values zero, so passing proves little) or not applicable
-// (the law does not concern this subject). A result keeps the number of
+// (the law does not concern this subject); a lint of a model file (edges
+// dropped by range checks, unused parameters, …) is a warning, which is
+// printed with its count but fails nothing. A result keeps the number of
 // cases, the largest error seen against its bound, the seed that reproduces
 // the run and, on failure, a shrunk counterexample.
 #include <cstdint>
@@ -14,7 +16,7 @@
 
 namespace pm {
 
-enum class Status { passed, failed, too_weak, not_applicable };
+enum class Status { passed, failed, too_weak, not_applicable, warning };
 
 inline const char *status_name(Status s) {
   switch (s) {
@@ -26,6 +28,8 @@ inline const char *status_name(Status s) {
     return "too weak";
   case Status::not_applicable:
     return "not applicable";
+  case Status::warning:
+    return "warning";
   }
   return "?";
 }
@@ -39,7 +43,8 @@ struct LawResult {
   double max_error = 0;  // the largest |lhs − rhs| seen
   double bound = 0;      // its bound γ_n (M_lhs + M_rhs) (0 when exact)
   std::uint64_t seed = 0;
-  std::string detail; // counterexample, or why not applicable / too weak
+  std::string detail;   // counterexample, or why not applicable / too weak
+  bool measured = true; // false for counts and comparisons without an error to show
 };
 
 struct Report {
@@ -59,7 +64,7 @@ struct Report {
 inline std::string error_text(const LawResult &r) {
   std::ostringstream os;
   os << std::setprecision(3);
-  if (r.status == Status::not_applicable) return "-";
+  if (r.status == Status::not_applicable || r.status == Status::warning || !r.measured) return "-";
   if (r.exact)
     os << r.max_error << " (exact)";
   else
@@ -89,10 +94,12 @@ inline std::string to_text(const Report &report) {
     if (!r.detail.empty() && r.status != Status::passed)
       os << r.law << " on " << r.subject << " (" << status_name(r.status) << "): " << r.detail
          << "\n";
-  std::size_t counts[4] = {0, 0, 0, 0};
+  std::size_t counts[5] = {0, 0, 0, 0, 0};
   for (const auto &r : report.results) ++counts[int(r.status)];
   os << counts[0] << " passed, " << counts[1] << " failed, " << counts[2] << " too weak, "
-     << counts[3] << " not applicable\n";
+     << counts[3] << " not applicable";
+  if (counts[4]) os << ", " << counts[4] << (counts[4] == 1 ? " warning" : " warnings");
+  os << "\n";
   return os.str();
 }
 

@@ -2,7 +2,8 @@
 // Comparing another framework's samples with the reference semantics
 // (`pmach check LAYER.json --against DIR`). DIR holds .npy files:
 //   x.npy       the inputs φ, shape (batch, *source) or (*source)
-//   w.npy       the parameters, shape (*parameters) (default: the layer's weights)
+//   w.npy       the parameters, shape (*parameters) (default: the layer's
+//               weights), or (batch, *parameters): one per sample (probes)
 //   y.npy       their outputs L_w φ, shape of x with source → target
 //   g.npy       cotangents of the outputs, shape of y
 //   grad_x.npy  their L_wᵀ g, shape of x
@@ -12,7 +13,13 @@
 // docs/tolerances.md with the unit roundoff of the file's dtype:
 // |theirs − exact| ≤ γ_n M, M the same computation on absolute values and n
 // the largest fan-in of the output plus 2 (a three-factor product, the sum,
-// and the final store). Each tensor gives one result row.
+// and the final store). Each expected output tensor gives one row: compared,
+// or absent; any other file in DIR a warning row (not compared); and when no
+// output was compared at all the row "SAMPLES" fails, so that a directory
+// of the wrong files never passes. Where γ_n ≥ 1 (n u ≥ 1/2: float32 sums
+// of 2^23 terms and more) the bound allows any answer of the right size and
+// the row is "too weak", never passed or failed.
+#include <algorithm>
 #include <filesystem>
 
 #include "pm/io/batch_npy.hpp"
@@ -41,6 +48,13 @@ LawResult compare_to_bound(const std::string &name, const std::string &subject,
                            const io::NpyArray &theirs, const std::vector<S> &reference,
                            const std::vector<double> &bound, std::size_t per_sample) {
   LawResult r{"SAMPLE " + name, subject, Status::passed, 0, false, 0, 0, 0, ""};
+  require(theirs.data.size() == reference.size(), "SAMPLE ", name, ": ", theirs.data.size(),
+          " values, expected ", reference.size());
+  if (reference.empty()) {
+    r.status = Status::too_weak;
+    r.detail = "the tensor is empty: nothing was compared";
+    return r;
+  }
   double worst = -1;
   for (std::size_t k = 0; k < reference.size(); ++k) {
     const double err = to_double(magnitude(S(S(theirs.data[k]) - reference[k])));
@@ -59,6 +73,14 @@ LawResult compare_to_bound(const std::string &name, const std::string &subject,
                  " > bound " + show(bound[k]);
     }
   }
+  if (r.status == Status::passed)
+    for (double b : bound)
+      if (!std::isfinite(b)) {
+        r.status = Status::too_weak;
+        r.detail = "no finite bound: the rounding-error chain n has n·u ≥ 1 (" +
+                   std::to_string(reference.size()) + " values; see docs/tolerances.md)";
+        break;
+      }
   return r;
 }
 
@@ -73,6 +95,15 @@ inline LawResult compare_tensor(const std::string &name, const std::string &subj
                                 std::size_t n) {
   const double u = unit_roundoff(theirs.dtype);
   const double gamma_n = gamma(double(n), u);
+  if (!bound_is_meaningful(gamma_n)) {
+    LawResult r{"SAMPLE " + name, subject, Status::too_weak, 0, false, 0, gamma_n, 0, ""};
+    r.detail = "the derived bound γ_n with n = " + std::to_string(n) + " terms and u = " + show(u) +
+               " (" + (theirs.dtype == io::Dtype::float32 ? "float32" : "float64") + ") is " +
+               show(gamma_n) +
+               " ≥ 1: it would accept any value of the right size, so nothing is decided; "
+               "use float64 samples or a smaller batch";
+    return r;
+  }
   std::vector<Rational> ref;
   std::vector<double> bound;
   for (std::size_t b = 0; b < exact.size(); ++b)
@@ -82,6 +113,40 @@ inline LawResult compare_tensor(const std::string &name, const std::string &subj
     }
   return compare_to_bound(name, subject, theirs, ref, bound,
                           exact.empty() ? 1 : std::max<std::size_t>(exact[0].size(), 1));
+}
+
+// The files a layer's sample directory may hold.
+inline constexpr const char *layer_sample_files[] = {
+    "x.npy", "w.npy", "y.npy", "probe.json", "g.npy", "grad_x.npy", "grad_w.npy"};
+
+// One warning row per file of `dir` not in `known`: present, but not compared.
+template <std::size_t N>
+void unknown_files(Report &rep, const std::string &dir, const char *const (&known)[N],
+                   const std::string &subject) {
+  std::vector<std::string> names;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end()); // directory order is not deterministic
+  for (const std::string &f : names) {
+    if (std::find(std::begin(known), std::end(known), f) != std::end(known)) continue;
+    rep.results.push_back({"SAMPLE " + f, subject, Status::warning, 0, false, 0, 0, 0,
+                           "unknown file in " + dir + ", not compared"});
+  }
+}
+
+// Rows for the expected outputs that are absent, and the failing SAMPLES row
+// when none was compared.
+inline void sample_verdicts(Report &rep, const std::vector<std::string> &absent,
+                            std::size_t compared, const std::string &dir,
+                            const std::string &subject) {
+  for (const std::string &t : absent)
+    rep.results.push_back({"SAMPLE " + t, subject, Status::not_applicable, 0, false, 0, 0, 0,
+                           "absent: " + t + ".npy is not in " + dir});
+  if (compared == 0)
+    rep.results.push_back({"SAMPLES", subject, Status::failed, 0, false, 0, 0, 0,
+                           "no output tensor was compared: " + dir +
+                               " has none of the expected "
+                               "outputs"});
 }
 
 } // namespace validation
@@ -96,25 +161,32 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
   require(fs::is_directory(dir), dir, ": expected a directory of .npy samples");
   require(present("x.npy"), path("x.npy"), ": expected the inputs of the samples");
   const auto x = sample_columns(io::read_npy(path("x.npy")), d.source, path("x.npy"));
-  Function<Q> w;
+  // The parameters: one vector for all samples, or one per sample.
+  std::vector<Function<Q>> ws;
   if (present("w.npy")) {
     const io::NpyArray a = io::read_npy(path("w.npy"));
-    require(a.shape == d.parameters.extents(), path("w.npy"),
-            ": npy field 'shape': expected the parameter shape of ", d.file);
-    for (double v : a.data) w.push_back(Q(v));
+    if (a.shape == d.parameters.extents()) {
+      ws.push_back({});
+      for (double v : a.data) ws[0].push_back(Q(v));
+    } else {
+      ws = sample_columns(a, d.parameters, path("w.npy"), x.size());
+    }
   } else {
     require(!d.has_parameters || d.weights.has_value(), path("w.npy"),
             ": expected the parameters (the layer file has no 'weights')");
+    ws.push_back({});
     if (d.weights)
-      for (double v : *d.weights) w.push_back(Q(v));
+      for (double v : *d.weights) ws[0].push_back(Q(v));
     else
-      w = {Q(1)};
+      ws[0] = {Q(1)};
   }
+  auto w_of = [&](std::size_t b) -> const Function<Q> & { return ws[ws.size() == 1 ? 0 : b]; };
   const ParametricSpan<Q> &a = d.span;
   ParametricSpan<Q> abs_a = a;
   abs_a.span.mu = magnitude(abs_a.span.mu);
-  const Function<Q> abs_w = magnitude(w);
   Report rep;
+  std::vector<std::string> absent;
+  std::size_t compared = 0;
   auto expect_batch = [&](const io::NpyArray &t, const Shape &space, const char *file) {
     sample_columns(t, space, path(file), x.size());
   };
@@ -122,26 +194,35 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
     const io::NpyArray t = io::read_npy(path("y.npy"));
     expect_batch(t, d.target, "y.npy");
     std::vector<Function<Q>> ref, mag;
-    for (const auto &phi : x) {
-      ref.push_back(act(a, w, phi));
-      mag.push_back(act(abs_a, abs_w, magnitude(phi)));
+    for (std::size_t b = 0; b < x.size(); ++b) {
+      ref.push_back(act(a, w_of(b), x[b]));
+      mag.push_back(act(abs_a, magnitude(w_of(b)), magnitude(x[b])));
     }
     rep.results.push_back(compare_tensor("y", subject, t, ref, mag, max_fibre(a.span.t) + 2));
+    ++compared;
+  } else {
+    absent.push_back("y");
   }
-  if (!present("g.npy")) return rep;
-  const auto g = sample_columns(io::read_npy(path("g.npy")), d.target, path("g.npy"), x.size());
-  if (present("grad_x.npy")) {
+  const bool have_g = present("g.npy");
+  require(have_g || (!present("grad_x.npy") && !present("grad_w.npy")), path("g.npy"),
+          ": expected the cotangents g of grad_x.npy and grad_w.npy");
+  std::vector<Function<Q>> g;
+  if (have_g) g = sample_columns(io::read_npy(path("g.npy")), d.target, path("g.npy"), x.size());
+  if (have_g && present("grad_x.npy")) {
     const io::NpyArray t = io::read_npy(path("grad_x.npy"));
     expect_batch(t, d.source, "grad_x.npy");
     std::vector<Function<Q>> ref, mag;
     const ParametricSpan<Q> at = transpose(a), abs_at = transpose(abs_a);
-    for (const auto &gb : g) {
-      ref.push_back(act(at, w, gb));
-      mag.push_back(act(abs_at, abs_w, magnitude(gb)));
+    for (std::size_t b = 0; b < g.size(); ++b) {
+      ref.push_back(act(at, w_of(b), g[b]));
+      mag.push_back(act(abs_at, magnitude(w_of(b)), magnitude(g[b])));
     }
     rep.results.push_back(compare_tensor("grad_x", subject, t, ref, mag, max_fibre(a.span.s) + 2));
+    ++compared;
+  } else {
+    absent.push_back("grad_x");
   }
-  if (present("grad_w.npy")) {
+  if (have_g && present("grad_w.npy")) {
     const io::NpyArray t = io::read_npy(path("grad_w.npy"));
     require(t.shape == d.parameters.extents(), path("grad_w.npy"),
             ": npy field 'shape': expected the parameter shape of ", d.file);
@@ -152,7 +233,12 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
     }
     rep.results.push_back(
         compare_tensor("grad_w", subject, t, {ref}, {mag}, x.size() * max_fibre(a.pi) + 2));
+    ++compared;
+  } else {
+    absent.push_back("grad_w");
   }
+  sample_verdicts(rep, absent, compared, dir, subject);
+  unknown_files(rep, dir, layer_sample_files, subject);
   return rep;
 }
 

@@ -176,7 +176,9 @@ inline std::string find_pattern(const CoefficientMap &a, const CoefficientMap &b
     if (all_missing)
       return "all " + n + " differences are intended coefficients the implementation lacks" +
              (best.empty() ? std::string()
-                           : ": exactly those with " + best + " (a missing channel group?)");
+                           : ": exactly those with " + best +
+                                 " (a missing block: a channel group, or weights cleaned away by a "
+                                 "level typo?)");
     return "all " + n + " differences are coefficients the intention lacks" +
            (best.empty() ? std::string() : ": exactly those with " + best);
   }

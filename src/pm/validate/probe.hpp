@@ -1,0 +1,147 @@
+#pragma once
+// Probe samples: span recovery for frameworks without bindings. `pmach probe
+// LAYER.json --out DIR` writes the inputs recover_span would feed a layer —
+// the basis probes (w, φ) = (e_p, e_x), then apply(0, 0) and the random
+// integer cases of its bilinearity check — as x.npy (batch, *source) and
+// w.npy (batch, *parameters), one parameter vector per sample, with random
+// integer cotangents g.npy (batch, *target) and a manifest probe.json. The
+// framework computes, per sample b, y_b = L_{w_b} x_b, and optionally
+// grad_x_b = L_{w_b}ᵀ g_b and grad_w = Σ_b ∇_w ⟨g_b, L_{w_b} x_b⟩.
+// `pmach check LAYER.json --against DIR` then compares the tensors like any
+// samples (per tensor, against the derived bound: exact for these integer
+// inputs), and replays y.npy through recover_span: the calls are the same
+// in the same order (recovery is deterministic for a seed and sizes), so
+// the span the framework implements is recovered, exactly while the integer
+// bound of docs/tolerances.md holds, and diffed with the model's.
+#include <random>
+
+#include "pm/io/model_writer.hpp"
+#include "pm/validate/conformance.hpp"
+#include "pm/validate/samples.hpp"
+
+namespace pm {
+
+namespace validation {
+
+// A layer that answers with the reference span and records every call.
+struct RecordingLayer {
+  using scalar_type = double;
+  ParametricSpan<double> span;
+  mutable std::vector<std::pair<Function<double>, Function<double>>> calls;
+
+  Index source_size() const { return span.source(); }
+  Index target_size() const { return span.target(); }
+  Index parameter_size() const { return span.parameters(); }
+  Function<double> apply(const Function<double> &w, const Function<double> &x) const {
+    calls.emplace_back(w, x);
+    return act(span, w, x);
+  }
+};
+
+// A layer that answers the k-th call with the k-th sample of another
+// framework's outputs, after checking that the call's inputs are the k-th
+// sample's inputs.
+struct ReplayLayer {
+  using scalar_type = double;
+  Index nx = 0, ny = 0, np = 0;
+  const Batch<double> *x = nullptr, *w = nullptr, *y = nullptr;
+  std::string dir;
+  mutable Index next = 0;
+
+  Index source_size() const { return nx; }
+  Index target_size() const { return ny; }
+  Index parameter_size() const { return np; }
+  Function<double> apply(const Function<double> &wk, const Function<double> &xk) const {
+    require(next < y->cols, dir, ": expected at least ", next + 1,
+            " probe samples (was it written by pmach probe for this model?)");
+    require(wk == w->column(next) && xk == x->column(next), dir, ": probe sample ", next,
+            " is not the input recovery expects (was it written by pmach probe for this model "
+            "and seed?)");
+    return y->column(next++);
+  }
+};
+
+inline RecoverOptions probe_options(std::uint64_t seed, double u = 0) {
+  RecoverOptions o;
+  o.seed = seed;
+  o.unit_roundoff = u;
+  o.max_values = std::size_t{1} << 24; // every value is written to a file
+  return o;
+}
+
+} // namespace validation
+
+inline bool is_probe_dir(const std::string &dir) {
+  return std::filesystem::exists(std::filesystem::path(dir) / "probe.json");
+}
+
+// Writes the probe inputs of `d` into `dir` (created if needed); returns the
+// number of samples.
+inline std::size_t write_probes(const io::LayerDescription &d, const std::string &dir,
+                                std::uint64_t seed) {
+  using namespace validation;
+  namespace fs = std::filesystem;
+  RecordingLayer rec{io::with_scalar<double>(d.span), {}};
+  const auto r = recover_span(rec, probe_options(seed));
+  require(r.status != RecoveryStatus::refused, d.file, ": ", r.detail);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  require(fs::is_directory(dir), dir, ": cannot create the output directory");
+  const std::size_t n = rec.calls.size();
+  std::vector<double> xs, ws, gs;
+  std::mt19937_64 rng(seed ^ fnv1a("probe g"));
+  std::uniform_int_distribution<int> code(-8, 8);
+  for (const auto &[w, x] : rec.calls) {
+    ws.insert(ws.end(), w.begin(), w.end());
+    xs.insert(xs.end(), x.begin(), x.end());
+    for (Index k = 0; k < d.span.target(); ++k) gs.push_back(code(rng));
+  }
+  auto with_batch = [&](const Shape &s) {
+    std::vector<std::size_t> e{n};
+    e.insert(e.end(), s.extents().begin(), s.extents().end());
+    return e;
+  };
+  auto file = [&](const char *f) { return (fs::path(dir) / f).string(); };
+  io::write_output_file(file("x.npy"), io::format_npy(with_batch(d.source), xs));
+  io::write_output_file(file("w.npy"), io::format_npy(with_batch(d.parameters), ws));
+  io::write_output_file(file("g.npy"), io::format_npy(with_batch(d.target), gs));
+  const io::Json manifest{{"pmach", io::format_version},
+                          {"kind", "probe"},
+                          {"model", d.file},
+                          {"seed", seed},
+                          {"samples", n},
+                          {"recovery", r.via}};
+  io::write_output_file(file("probe.json"), manifest.dump(2) + "\n");
+  return n;
+}
+
+// The samples of a probe directory, then the span recovered from y.npy
+// against the model's.
+inline Report compare_probes(const io::LayerDescription &d, const std::string &dir,
+                             const std::string &subject) {
+  using namespace validation;
+  namespace fs = std::filesystem;
+  auto file = [&](const char *f) { return (fs::path(dir) / f).string(); };
+  const io::Json mj = io::read_json(file("probe.json"));
+  const io::Field m(mj, file("probe.json"));
+  m.allow_only({"pmach", "kind", "model", "seed", "samples", "recovery"});
+  m.at("pmach").as_int(io::format_version, io::format_version);
+  if (m.at("kind").as_string() != "probe") m.at("kind").fail("\"probe\"");
+  const std::uint64_t seed =
+      std::uint64_t(m.at("seed").as_int(0, std::numeric_limits<long long>::max()));
+  Report rep = compare_samples(d, dir, subject);
+  if (!fs::exists(file("y.npy"))) return rep;
+  const io::NpyArray ya = io::read_npy(file("y.npy"));
+  const Batch<double> y = io::batch_from_npy<double>(ya, d.target, file("y.npy"));
+  const Batch<double> x =
+      io::batch_from_npy<double>(io::read_npy(file("x.npy")), d.source, file("x.npy"), y.cols);
+  const Batch<double> w =
+      io::batch_from_npy<double>(io::read_npy(file("w.npy")), d.parameters, file("w.npy"), y.cols);
+  const ReplayLayer replay{d.source.size(), d.target.size(), d.parameters.size(), &x, &w, &y, dir};
+  const auto r = recover_span(replay, probe_options(seed, unit_roundoff(ya.dtype)));
+  conformance_rows(rep, r, d.span, shapes_of(d), subject, ValidateOptions{1, seed},
+                   "recovered from " + file("y.npy") + ": ");
+  return rep;
+}
+
+} // namespace pm
