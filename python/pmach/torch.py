@@ -52,18 +52,20 @@ class _MachineFunction(torch.autograd.Function):
         b = None if z0 is None else _array(z0, "z0", who, weight.dtype)
         y, z = model.forward(a, b, w, precision=precision, kernels=True)
         ctx.model, ctx.who, ctx.precision, ctx.has_z0 = model, who, precision, z0 is not None
-        ctx.state = (y, z)
-        ctx.save_for_backward(weight)
-        return torch.from_numpy(y), torch.from_numpy(z)
+        y, z = torch.from_numpy(y), torch.from_numpy(z)
+        # Saved as tensors, so that autograd refuses a backward after they
+        # were modified in place.
+        ctx.save_for_backward(weight, y, z)
+        return y, z
 
     @staticmethod
     def backward(ctx, gy, gz):
-        (weight,) = ctx.saved_tensors
+        weight, y, z = ctx.saved_tensors
         dtype = weight.dtype
         gy0, gz0, gw = ctx.model.backward(
             ybar=_array(gy, "grad of y", ctx.who, dtype), zbar=_array(gz, "grad of z", ctx.who, dtype),
-            w=_array(weight, "weight", ctx.who, dtype), precision=ctx.precision, state=ctx.state,
-            kernels=True)
+            w=_array(weight, "weight", ctx.who, dtype), precision=ctx.precision,
+            state=(y.numpy(), z.numpy()), kernels=True)
         return (None, None, torch.from_numpy(gw), torch.from_numpy(gy0),
                 torch.from_numpy(gz0) if ctx.has_z0 else None)
 

@@ -76,6 +76,14 @@ def test_dense_module_equals_the_pytorch_loop_exactly():
     assert torch.equal(module.weight.grad, w_loop.grad) and torch.equal(y0.grad, y0_loop.grad)
 
 
+def test_backward_after_an_in_place_change_of_the_outputs_is_refused():
+    module = pt.DenseMachine([2, 2])
+    y, z = module(torch.randn(3, 4))
+    z.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
 def test_float32_runs_in_float32():
     module = pt.DenseMachine([2, 2])
     y, z = module(torch.randn(3, 4))
