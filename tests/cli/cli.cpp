@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/support/pmach_run.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/machine_format.hpp"
 
@@ -22,41 +23,11 @@ namespace {
 const std::string data = PMACH_DATA_DIR;
 const fs::path work = fs::temp_directory_path() / "pm_cli_test";
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Run pmach(const std::string &args) {
-  fs::create_directories(work);
-  const std::string cmd = std::string(PMACH_EXECUTABLE) + " " + args + " > " +
-                          (work / "out.txt").string() + " 2> " + (work / "err.txt").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(work / "out.txt"),
-          slurp(work / "err.txt")};
-}
-
-std::size_t count(const std::string &s, const std::string &part) {
-  std::size_t n = 0;
-  for (auto p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;
-  return n;
-}
-
-// A usage or input error: exit 2, nothing on stdout, one line on stderr.
-void expect_input_error(const Run &r, const std::string &part) {
-  INFO(r.err);
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(count(r.err, "\n") == 1);
-  CHECK(r.err.find(part) != std::string::npos);
-}
+const pm_test::Pmach pmach{work};
+using pm_test::count;
+using pm_test::expect_input_error;
+using pm_test::Run;
+using pm_test::slurp;
 
 } // namespace
 

@@ -9,57 +9,15 @@
 
 #include "pm/layers.hpp"
 #include "pm/validate/conformance.hpp"
+#include "validate/support/hand_conv.hpp"
 
 using pm::Index;
 using pm::Rational;
 using pm::Status;
+using pm_test::Fault;
+using pm_test::HandConv2d;
 
 namespace {
-
-enum class Fault { none, dilation, padding, reversed, missing_group, affine, quadratic };
-
-// conv2d as a user writes it: loops over output, kernel and channels, in the
-// layout of pm::conv (X = (h, w, c), Y = (h', w', c'), P = (kh, kw, c_in/g, c')).
-template <class S> struct HandConv2d {
-  using scalar_type = S;
-  pm::ConvSpec c;
-  Fault fault = Fault::none;
-
-  Index source_size() const { return c.input_shape().size(); }
-  Index target_size() const { return c.output_shape().size(); }
-  Index parameter_size() const { return c.parameter_shape().size(); }
-
-  pm::Function<S> apply(const pm::Function<S> &w, const pm::Function<S> &x) const {
-    const auto o = c.output_extents();
-    const Index H = c.spatial[0], W = c.spatial[1], C = c.in_channels, O = c.out_channels;
-    const Index KH = c.kernel[0], KW = c.kernel[1], G = c.groups, Cg = C / G, Og = O / G;
-    pm::Function<S> y(o[0] * o[1] * O, S(fault == Fault::affine ? 1 : 0));
-    for (Index i = 0; i < o[0]; ++i)
-      for (Index j = 0; j < o[1]; ++j)
-        for (Index co = 0; co < O; ++co) {
-          const Index g = co / Og;
-          if (fault == Fault::missing_group && g == G - 1) continue;
-          for (Index a = 0; a < KH; ++a)
-            for (Index b = 0; b < KW; ++b) {
-              const Index ka = fault == Fault::reversed ? KH - 1 - a : a;
-              const long long dil1 = fault == Fault::dilation ? 1 : (long long)c.dil(1);
-              const long long lo0 = (long long)c.lo(0) + (fault == Fault::padding ? 1 : 0);
-              const long long hi =
-                  (long long)(i * c.step(0)) + (long long)a * (long long)c.dil(0) - lo0;
-              const long long wi =
-                  (long long)(j * c.step(1)) + (long long)b * dil1 - (long long)c.lo(1);
-              if (hi < 0 || hi >= (long long)H || wi < 0 || wi >= (long long)W) continue;
-              for (Index ci = 0; ci < Cg; ++ci) {
-                const Index xin = (Index(hi) * W + Index(wi)) * C + g * Cg + ci;
-                const Index p = ((ka * KW + b) * Cg + ci) * O + co;
-                y[(i * o[1] + j) * O + co] +=
-                    w[p] * x[xin] * (fault == Fault::quadratic ? x[xin] : S(1));
-              }
-            }
-        }
-    return y;
-  }
-};
 
 // The same layer with a batched forward, counting its calls.
 struct BatchedConv : HandConv2d<double> {

@@ -130,8 +130,8 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   const double slack = 1 + gamma(double(rounds), u_r); // the bound's own rounding
   for (double &v : e.y.data) v *= slack;
   for (double &v : e.z.data) v *= slack;
-  rep.results.push_back(compare_to_bound("y", subject, ya, x.y.data, e.y.data, n));
-  rep.results.push_back(compare_to_bound("z", subject, za, x.z.data, e.z.data, n));
+  rep.results.push_back(compare_to_bound("y", subject, ya, x.y.data, e.y.data, n, &d.space));
+  rep.results.push_back(compare_to_bound("z", subject, za, x.z.data, e.z.data, n, &d.space));
 
   if (!present("gy.npy") && !present("gz.npy")) return rep;
   if (k.lipschitz_derivative < 0) {
@@ -173,8 +173,10 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   MachineState<double> eb = forward(abs_dual, abs_w, ls, lyb); // y: z̄, z: ȳ
   for (double &v : eb.y.data) v *= slack;
   for (double &v : eb.z.data) v *= slack;
-  rep.results.push_back(compare_to_bound("grad_y0", subject, gya, g.y0.data, eb.z.data, n));
-  rep.results.push_back(compare_to_bound("grad_z0", subject, gza, g.z0.data, eb.y.data, n));
+  rep.results.push_back(
+      compare_to_bound("grad_y0", subject, gya, g.y0.data, eb.z.data, n, &d.space));
+  rep.results.push_back(
+      compare_to_bound("grad_z0", subject, gza, g.z0.data, eb.y.data, n, &d.space));
 
   if (!present("grad_w.npy")) {
     rep.results.push_back({"SAMPLE grad_w", subject, Status::not_applicable, 0, false, 0, 0, 0,
@@ -197,7 +199,8 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   for (double &v : bound) v *= slack;
   // Zero on the parameters that cleaning removes: their gradient must be 0.
   bound = clean(m.span(), m.grading(), bound);
-  rep.results.push_back(compare_to_bound("grad_w", subject, gwa, g.w, bound, m.parameters()));
+  rep.results.push_back(
+      compare_to_bound("grad_w", subject, gwa, g.w, bound, m.parameters(), &d.parameters));
   return rep;
 }
 

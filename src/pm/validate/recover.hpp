@@ -213,13 +213,27 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
   auto keep = [&](Index y, Index x, Index p, const S &v) {
     if (!(v == S(0))) raw[{y, x, p}] = v;
   };
-  if (via == "apply") {
-    for (Index p = 0; p < np; ++p)
-      for (Index x = 0; x < nx; ++x) {
-        const F v = checked(layer.apply(basis<S>(np, p), basis<S>(nx, x)), ny, "apply");
+  // One basis probe per (a, b) < (na, nb): call(a, b) returns `size` values,
+  // the k-th of which is the coefficient at key(a, b, k) = (y, x, p).
+  auto sweep = [&](Index na, Index nb, Index size, const char *what, auto &&call, auto &&key) {
+    for (Index a = 0; a < na; ++a)
+      for (Index b = 0; b < nb; ++b) {
+        const F v = checked(call(a, b), size, what);
         ++r.calls;
-        for (Index y = 0; y < ny; ++y) keep(y, x, p, v[y]);
+        for (Index k = 0; k < size; ++k) {
+          const auto [y, x, p] = key(a, b, k);
+          keep(y, x, p, v[k]);
+        }
       }
+  };
+  using K = std::tuple<Index, Index, Index>;
+  if (via == "apply") {
+    sweep(
+        np, nx, ny, "apply",
+        [&](Index p, Index x) { return layer.apply(basis<S>(np, p), basis<S>(nx, x)); },
+        [](Index p, Index x, Index y) {
+          return K{y, x, p};
+        });
   } else if (via == "apply_batch") {
     if constexpr (HasApplyBatch<L>) {
       for (Index p = 0; p < np; ++p)
@@ -236,23 +250,22 @@ Recovery<typename L::scalar_type> recover_span(const L &layer, const RecoverOpti
         }
     }
   } else if constexpr (Layer<L>) {
-    if (via == "apply_transpose") {
-      for (Index p = 0; p < np; ++p)
-        for (Index y = 0; y < ny; ++y) {
-          const F v = checked(layer.apply_transpose(basis<S>(np, p), basis<S>(ny, y)), nx,
-                              "apply_transpose");
-          ++r.calls;
-          for (Index x = 0; x < nx; ++x) keep(y, x, p, v[x]);
-        }
-    } else {
-      for (Index x = 0; x < nx; ++x)
-        for (Index y = 0; y < ny; ++y) {
-          const F v = checked(layer.parameter_gradient(basis<S>(nx, x), basis<S>(ny, y)), np,
-                              "parameter_gradient");
-          ++r.calls;
-          for (Index p = 0; p < np; ++p) keep(y, x, p, v[p]);
-        }
-    }
+    if (via == "apply_transpose")
+      sweep(
+          np, ny, nx, "apply_transpose",
+          [&](Index p, Index y) { return layer.apply_transpose(basis<S>(np, p), basis<S>(ny, y)); },
+          [](Index p, Index y, Index x) {
+            return K{y, x, p};
+          });
+    else
+      sweep(
+          nx, ny, np, "parameter_gradient",
+          [&](Index x, Index y) {
+            return layer.parameter_gradient(basis<S>(nx, x), basis<S>(ny, y));
+          },
+          [](Index x, Index y, Index p) {
+            return K{y, x, p};
+          });
   }
   // Read the coefficients as rationals.
   const double u = opt.unit_roundoff > 0 ? opt.unit_roundoff : unit_roundoff<double>();

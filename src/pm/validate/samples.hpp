@@ -46,7 +46,8 @@ inline std::vector<Function<Rational>> sample_columns(const io::NpyArray &a, con
 template <class S>
 LawResult compare_to_bound(const std::string &name, const std::string &subject,
                            const io::NpyArray &theirs, const std::vector<S> &reference,
-                           const std::vector<double> &bound, std::size_t per_sample) {
+                           const std::vector<double> &bound, std::size_t per_sample,
+                           const Shape *space = nullptr) {
   LawResult r{"SAMPLE " + name, subject, Status::passed, 0, false, 0, 0, 0, ""};
   require(theirs.data.size() == reference.size(), "SAMPLE ", name, ": ", theirs.data.size(),
           " values, expected ", reference.size());
@@ -67,10 +68,21 @@ LawResult compare_to_bound(const std::string &name, const std::string &subject,
     }
     if (!(err <= bound[k]) && r.status == Status::passed) {
       r.status = Status::failed;
-      r.detail = "element " + std::to_string(k) + " (sample " + std::to_string(k / per_sample) +
-                 ", index " + std::to_string(k % per_sample) + "): theirs " + show(theirs.data[k]) +
-                 ", reference " + show(to_double(reference[k])) + ", error " + show(err) +
-                 " > bound " + show(bound[k]);
+      // Where, in the user's coordinates: the sample (when there are
+      // several) and the multi-index in the space.
+      std::string at = "index " + std::to_string(k % per_sample);
+      if (space && space->size() == per_sample) {
+        at = "at (";
+        const auto m = space->multi(k % per_sample);
+        for (std::size_t j = 0; j < m.size(); ++j) at += (j ? ", " : "") + std::to_string(m[j]);
+        at += ")";
+      }
+      r.detail = "element " + std::to_string(k) + " (" +
+                 (reference.size() > per_sample ? "sample " + std::to_string(k / per_sample) + ", "
+                                                : std::string()) +
+                 at + "): theirs " + show(theirs.data[k]) + ", reference " +
+                 show(to_double(reference[k])) + ", error " + show(err) + " > bound " +
+                 show(bound[k]);
     }
   }
   if (r.status == Status::passed)
@@ -91,8 +103,8 @@ inline double unit_roundoff(io::Dtype d) { return d == io::Dtype::float32 ? 0x1p
 inline LawResult compare_tensor(const std::string &name, const std::string &subject,
                                 const io::NpyArray &theirs,
                                 const std::vector<Function<Rational>> &exact,
-                                const std::vector<Function<Rational>> &magnitude_of,
-                                std::size_t n) {
+                                const std::vector<Function<Rational>> &magnitude_of, std::size_t n,
+                                const Shape *space = nullptr) {
   const double u = unit_roundoff(theirs.dtype);
   const double gamma_n = gamma(double(n), u);
   if (!bound_is_meaningful(gamma_n)) {
@@ -112,7 +124,7 @@ inline LawResult compare_tensor(const std::string &name, const std::string &subj
       bound.push_back(gamma_n * std::nextafter(to_double(magnitude_of[b][i]), 1e308));
     }
   return compare_to_bound(name, subject, theirs, ref, bound,
-                          exact.empty() ? 1 : std::max<std::size_t>(exact[0].size(), 1));
+                          exact.empty() ? 1 : std::max<std::size_t>(exact[0].size(), 1), space);
 }
 
 // The files a layer's sample directory may hold.
@@ -198,7 +210,8 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
       ref.push_back(act(a, w_of(b), x[b]));
       mag.push_back(act(abs_a, magnitude(w_of(b)), magnitude(x[b])));
     }
-    rep.results.push_back(compare_tensor("y", subject, t, ref, mag, max_fibre(a.span.t) + 2));
+    rep.results.push_back(
+        compare_tensor("y", subject, t, ref, mag, max_fibre(a.span.t) + 2, &d.target));
     ++compared;
   } else {
     absent.push_back("y");
@@ -217,7 +230,8 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
       ref.push_back(act(at, w_of(b), g[b]));
       mag.push_back(act(abs_at, magnitude(w_of(b)), magnitude(g[b])));
     }
-    rep.results.push_back(compare_tensor("grad_x", subject, t, ref, mag, max_fibre(a.span.s) + 2));
+    rep.results.push_back(
+        compare_tensor("grad_x", subject, t, ref, mag, max_fibre(a.span.s) + 2, &d.source));
     ++compared;
   } else {
     absent.push_back("grad_x");
@@ -231,8 +245,8 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
       ref = add(ref, parameter_gradient(a, x[b], g[b]));
       mag = add(mag, parameter_gradient(abs_a, magnitude(x[b]), magnitude(g[b])));
     }
-    rep.results.push_back(
-        compare_tensor("grad_w", subject, t, {ref}, {mag}, x.size() * max_fibre(a.pi) + 2));
+    rep.results.push_back(compare_tensor("grad_w", subject, t, {ref}, {mag},
+                                         x.size() * max_fibre(a.pi) + 2, &d.parameters));
     ++compared;
   } else {
     absent.push_back("grad_w");
