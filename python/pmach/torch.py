@@ -1,0 +1,163 @@
+"""PyTorch modules whose forward and backward run the pmach C++ kernels.
+
+Each module holds a pmach model and a ``weight`` Parameter of the model's
+parameter shape; a ``torch.autograd.Function`` calls the model's forward and
+backward with ``kernels=True`` on the tensors' memory (CPU, float32 or
+float64, no copy when contiguous). Results are bit-identical for any thread
+count (src/pm/kernels/). States and inputs use the library's layout, channels
+last: a DenseMachine maps y0 of shape (n, N), a ConvMachine (n, *spatial, N),
+a RecurMachine (n, length, N); a Layer maps (n, *source_shape) to
+(n, *target_shape). These modules run unchanged under
+torch.nn.parallel.DistributedDataParallel on CPU (gloo).
+"""
+import numpy as np
+import torch
+
+from . import _machines, _pmach
+
+__all__ = ["DenseMachine", "ConvMachine", "RecurMachine", "Layer", "MachineModule"]
+
+_PRECISION = {torch.float32: "float", torch.float64: "double"}
+
+
+def _array(t, what, who, dtype):
+    """The tensor's memory as a NumPy array, after the checks that make it so."""
+    if t.device.type != "cpu":
+        raise _pmach.Error(f"{who}: {what} is on {t.device}, expected a CPU tensor "
+                           "(the pmach kernels run on the CPU; call .cpu())")
+    if t.dtype != dtype:
+        raise _pmach.Error(f"{who}: {what} has dtype {t.dtype}, expected {dtype} "
+                           "(the dtype of the weight; float32 or float64)")
+    return t.detach().contiguous().numpy()
+
+
+def _precision(weight, who):
+    if weight.device.type != "cpu":
+        raise _pmach.Error(f"{who}: weight is on {weight.device}, expected a CPU tensor "
+                           "(the pmach kernels run on the CPU; call .cpu())")
+    if weight.dtype not in _PRECISION:
+        raise _pmach.Error(f"{who}: weight has dtype {weight.dtype}, expected torch.float32 or "
+                           "torch.float64")
+    return _PRECISION[weight.dtype]
+
+
+class _MachineFunction(torch.autograd.Function):
+    """(y, z) = forward(w, y0, z0) on the kernels; backward by the dual sweep."""
+
+    @staticmethod
+    def forward(ctx, model, who, weight, y0, z0):
+        precision = _precision(weight, who)
+        w = _array(weight, "weight", who, weight.dtype)
+        a = _array(y0, "y0", who, weight.dtype)
+        b = None if z0 is None else _array(z0, "z0", who, weight.dtype)
+        y, z = model.forward(a, b, w, precision=precision, kernels=True)
+        ctx.model, ctx.who, ctx.precision, ctx.has_z0 = model, who, precision, z0 is not None
+        y, z = torch.from_numpy(y), torch.from_numpy(z)
+        # Saved as tensors, so that autograd refuses a backward after they
+        # were modified in place.
+        ctx.save_for_backward(weight, y, z)
+        return y, z
+
+    @staticmethod
+    def backward(ctx, gy, gz):
+        weight, y, z = ctx.saved_tensors
+        dtype = weight.dtype
+        gy0, gz0, gw = ctx.model.backward(
+            ybar=_array(gy, "grad of y", ctx.who, dtype), zbar=_array(gz, "grad of z", ctx.who, dtype),
+            w=_array(weight, "weight", ctx.who, dtype), precision=ctx.precision,
+            state=(y.numpy(), z.numpy()), kernels=True)
+        return (None, None, torch.from_numpy(gw), torch.from_numpy(gy0),
+                torch.from_numpy(gz0) if ctx.has_z0 else None)
+
+
+class _LayerFunction(torch.autograd.Function):
+    """L_w x on the span kernel; backward (L_w^T g, sum_b grad_w)."""
+
+    @staticmethod
+    def forward(ctx, model, who, weight, x):
+        precision = _precision(weight, who)
+        w = _array(weight, "weight", who, weight.dtype)
+        xa = _array(x, "x", who, weight.dtype)
+        ctx.model, ctx.who, ctx.precision, ctx.x = model, who, precision, xa
+        ctx.save_for_backward(weight)
+        return torch.from_numpy(model.forward(xa, w, precision=precision, kernels=True))
+
+    @staticmethod
+    def backward(ctx, g):
+        (weight,) = ctx.saved_tensors
+        gx, gw = ctx.model.backward(ctx.x, _array(g, "grad of the output", ctx.who, weight.dtype),
+                                    _array(weight, "weight", ctx.who, weight.dtype),
+                                    precision=ctx.precision, kernels=True)
+        return None, None, torch.from_numpy(gw), torch.from_numpy(gx)
+
+
+def _initial_weight(model, dtype):
+    """The model's weights; else Glorot-uniform weights (the authors'
+    initialisation) from a seed drawn from torch's generator, so that
+    torch.manual_seed fixes them. A layer without parameters has the one
+    weight 1."""
+    if model.weights is not None:
+        return torch.from_numpy(np.array(model.weights)).to(dtype)
+    if model.parameter_shape == ():
+        return torch.ones((), dtype=dtype)
+    model.init_weights(int(torch.randint(0, 2 ** 62, (1,)).item()))
+    w = torch.from_numpy(np.array(model.weights)).to(dtype)
+    model.weights = None
+    return w
+
+
+class MachineModule(torch.nn.Module):
+    """A torch.nn.Module over any pmach.Machine: forward(y0, z0=None) -> (y, z)
+    with states of shape (n, *machine.space_shape) and the Parameter
+    ``weight`` of machine.parameter_shape."""
+
+    def __init__(self, machine, dtype=torch.float32):
+        super().__init__()
+        self.machine = machine
+        self.weight = torch.nn.Parameter(_initial_weight(machine, dtype))
+
+    def forward(self, y0, z0=None):
+        return _MachineFunction.apply(self.machine, type(self).__name__, self.weight, y0, z0)
+
+    def extra_repr(self):
+        return repr(self.machine)
+
+
+class DenseMachine(MachineModule):
+    """pmach.DenseMachine(dims, sigma) as a module: weight (N, N), y0 (n, N)."""
+
+    def __init__(self, dims, sigma="tanh", dtype=torch.float32):
+        super().__init__(_machines.DenseMachine(dims, sigma), dtype)
+
+
+class ConvMachine(MachineModule):
+    """pmach.ConvMachine(dims, sigma, spatial, pad) as a module: weight
+    (*kernel, N, N), y0 (n, *spatial, N)."""
+
+    def __init__(self, dims, sigma, spatial, pad, dtype=torch.float32):
+        super().__init__(_machines.ConvMachine(dims, sigma, spatial, pad), dtype)
+
+
+class RecurMachine(MachineModule):
+    """pmach.RecurMachine(dims, sigma, length, pad, timeblock) as a module:
+    weight (pad + 1, N, N), y0 (n, length, N)."""
+
+    def __init__(self, dims, sigma, length, pad, timeblock, dtype=torch.float32):
+        super().__init__(_machines.RecurMachine(dims, sigma, length, pad, timeblock), dtype)
+
+
+class Layer(torch.nn.Module):
+    """A catalogue layer (pmach.layers.*, pmach.load) as a module: forward(x)
+    maps (n, *source_shape) to (n, *target_shape) with the Parameter
+    ``weight`` of parameter_shape."""
+
+    def __init__(self, layer, dtype=torch.float32):
+        super().__init__()
+        self.layer = layer
+        self.weight = torch.nn.Parameter(_initial_weight(layer, dtype))
+
+    def forward(self, x):
+        return _LayerFunction.apply(self.layer, "pmach.torch.Layer", self.weight, x)
+
+    def extra_repr(self):
+        return repr(self.layer)

@@ -1,0 +1,370 @@
+#pragma once
+// The models of the Python package: a layer (a parametric span between
+// shaped spaces, pm::io::LayerDescription) or a machine (a seed machine or a
+// graded span machine, pm::io::MachineDescription), exactly what a model file
+// holds, with optional default weights. forward/backward evaluate the
+// reference semantics (src/pm/category/, src/pm/machine/) in float, double or
+// exactly over the rationals, or, with kernels = true, the fast kernels of
+// src/pm/kernels/ through their dispatch.
+#include <memory>
+#include <mutex>
+#include <random>
+
+#include "arrays.hpp"
+#include "pm/io/machine_format.hpp"
+#include "pm/kernels/dispatch.hpp"
+#include "pm/train/init.hpp"
+
+namespace pmach_py {
+
+enum class Precision { float32, float64, exact };
+
+inline Precision precision_of(const std::string &p) {
+  if (p == "float") return Precision::float32;
+  if (p == "double") return Precision::float64;
+  if (p == "exact") return Precision::exact;
+  pm::detail::fail("precision: is '", p, "', expected float, double or exact");
+}
+
+// One object of each scalar type, built on first use and kept: a model's
+// span, kernel plan or seed machine is built once, not on every call.
+// A copy starts empty (the objects are derived from the model and rebuilt).
+template <template <class> class Of> struct PerScalar {
+  PerScalar() = default;
+  PerScalar(const PerScalar &) {}
+  PerScalar &operator=(const PerScalar &) {
+    std::lock_guard<std::mutex> lock(mutex);
+    slots = {};
+    return *this;
+  }
+  template <class S, class Make> const Of<S> &get(Make &&make) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &slot = std::get<std::shared_ptr<const Of<S>>>(slots);
+    if (!slot) slot = std::make_shared<const Of<S>>(make());
+    return *slot;
+  }
+  mutable std::mutex mutex;
+  mutable std::tuple<std::shared_ptr<const Of<float>>, std::shared_ptr<const Of<double>>,
+                     std::shared_ptr<const Of<pm::Rational>>>
+      slots;
+};
+
+// Dispatches a generic lambda on the scalar type of a precision.
+template <class F> decltype(auto) with_precision(Precision p, F &&f) {
+  switch (p) {
+  case Precision::float32:
+    return f(float{});
+  case Precision::exact:
+    return f(pm::Rational{});
+  default:
+    return f(double{});
+  }
+}
+
+template <class S> using Span = pm::ParametricSpan<S>;
+template <class S> using SpanPlan = pm::kernels::SpanPlan<S>;
+
+// The model's default weights, or `w` when given, as a Function of S.
+template <class S>
+pm::Function<S> weights_of(const py::object &w, const std::optional<std::vector<double>> &stored,
+                           const Shape &shape, bool has_parameters, const std::string &who) {
+  if (!w.is_none()) return function_from<S>(py::array(w), shape, "w");
+  pm::require(stored.has_value() || !has_parameters, who,
+              ": /weights: expected the field, or the argument w");
+  pm::Function<S> out;
+  if (stored)
+    for (double v : *stored) out.push_back(scalar_from<S>(v));
+  else
+    out.assign(shape.size(), S(1)); // no parameters: the one weight 1
+  return out;
+}
+
+// The same for a kernel: a view of w when it already is a C-order array of S.
+template <class S>
+Array<S> kernel_weights(const py::object &w, const std::optional<std::vector<double>> &stored,
+                        const Shape &shape, bool has_parameters, const std::string &who) {
+  if (!w.is_none()) {
+    Array<S> a = as_array<S>(w, "w");
+    require_shape(a, shape, "w");
+    return a;
+  }
+  const pm::Function<S> v = weights_of<S>(w, stored, shape, has_parameters, who);
+  return Array<S>(shape.extents(), v.data());
+}
+
+inline std::optional<std::vector<double>> stored_weights(const py::object &w, const Shape &shape) {
+  if (w.is_none()) return std::nullopt;
+  return function_from<double>(py::array(w), shape, "weights");
+}
+
+inline py::object weights_array(const std::optional<std::vector<double>> &w, const Shape &shape) {
+  if (!w) return py::none();
+  return to_numpy<double>(std::vector<double>(*w), shape.extents());
+}
+
+// Glorot-uniform weights (the authors' initialisation, src/pm/train/init.hpp)
+// for parameters of shape (k…, fan_in, fan_out); other shapes: fan_in =
+// fan_out = 1 per entry, i.e. uniform in ±√3.
+inline std::vector<double> glorot(const Shape &shape, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  if (shape.rank() >= 2) return pm::glorot_uniform(shape, rng);
+  return pm::glorot_uniform(Shape({shape.size(), 1}), rng);
+}
+
+struct LayerModel {
+  pm::io::LayerDescription d;
+  PerScalar<Span> spans;
+  PerScalar<SpanPlan> plans;
+
+  LayerModel(pm::io::LayerDescription desc) : d(std::move(desc)) {}
+  std::string who() const { return d.file.empty() ? d.name : d.file; }
+
+  template <class S> const Span<S> &span() const {
+    return spans.get<S>([&] { return pm::io::with_scalar<S>(d.span); });
+  }
+  template <class S> const SpanPlan<S> &plan() const {
+    return plans.get<S>([&] { return pm::kernels::span_plan(span<S>()); });
+  }
+  template <class S> pm::Function<S> weights(const py::object &w) const {
+    return weights_of<S>(w, d.weights, d.parameters, d.has_parameters, who());
+  }
+  template <class S> Array<S> weight_view(const py::object &w) const {
+    return kernel_weights<S>(w, d.weights, d.parameters, d.has_parameters, who());
+  }
+
+  // L_w x for x of shape (n, *source) or (*source).
+  template <class S>
+  py::array forward(const py::array &x, const py::object &w, bool kernels) const {
+    bool axis = false;
+    const Index n = batch_size(x, d.source, "x", 0, &axis);
+    if constexpr (std::is_floating_point_v<S>) {
+      if (kernels) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
+        const Array<S> xa = as_array<S>(x, "x");
+        py::array_t<S> out(batch_shape(n, d.target, axis));
+        const SpanPlan<S> &p = plan<S>();
+        const std::span<S> os = view(out);
+        {
+          py::gil_scoped_release unlocked;
+          pm::kernels::span_forward<S>(p, wv, view(xa), n, os);
+        }
+        return out;
+      }
+    }
+    require_reference<S>(kernels);
+    const pm::Function<S> wv = weights<S>(w);
+    return batch_to_numpy(pm::act(span<S>(), wv, batch_from<S>(x, d.source, "x")), d.target, axis);
+  }
+
+  // (L_wᵀ g, Σ_b ∇_w ⟨g_b, L_w x_b⟩) for x of shape (n, *source) and g (n, *target).
+  template <class S>
+  py::tuple backward(const py::array &x, const py::array &g, const py::object &w,
+                     bool kernels) const {
+    bool axis = false;
+    const Index n = batch_size(x, d.source, "x", 0, &axis);
+    batch_size(g, d.target, "g", n);
+    if constexpr (std::is_floating_point_v<S>) {
+      if (kernels) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
+        const Array<S> xa = as_array<S>(x, "x"), ga = as_array<S>(g, "g");
+        py::array_t<S> gx(batch_shape(n, d.source, axis));
+        std::vector<S> gw(wv.size());
+        const SpanPlan<S> &p = plan<S>();
+        const std::span<S> gxs = view(gx);
+        {
+          py::gil_scoped_release unlocked;
+          pm::kernels::span_transpose<S>(p, wv, view(ga), n, gxs);
+          pm::kernels::span_parameter_gradient<S>(p, view(xa), view(ga), n, gw);
+        }
+        return py::make_tuple(gx, to_numpy<S>(std::move(gw), d.parameters.extents()));
+      }
+    }
+    require_reference<S>(kernels);
+    const pm::Function<S> wv = weights<S>(w);
+    const pm::Batch<S> xb = batch_from<S>(x, d.source, "x"), gb = batch_from<S>(g, d.target, "g");
+    const Span<S> &a = span<S>();
+    pm::Function<S> gw(a.parameters(), S(0));
+    for (Index b = 0; b < n; ++b)
+      gw = pm::add(gw, pm::parameter_gradient(a, xb.column(b), gb.column(b)));
+    return py::make_tuple(batch_to_numpy(pm::act(pm::transpose(a), wv, gb), d.source, axis),
+                          to_numpy<S>(std::move(gw), d.parameters.extents()));
+  }
+
+  template <class S> void require_reference(bool kernels) const {
+    pm::require(!kernels || std::is_floating_point_v<S>, who(),
+                ": kernels=True runs in float or double, not with precision exact");
+  }
+};
+
+template <class S> using Machine = pm::GradedSpanMachine<S>;
+template <class S> using Seed = pm::SeedMachine<S>;
+
+struct MachineModel {
+  pm::io::MachineDescription d;
+  PerScalar<Machine> machines;
+  PerScalar<Seed> seeds;
+
+  MachineModel(pm::io::MachineDescription desc) : d(std::move(desc)) {}
+  std::string who() const { return d.file.empty() ? d.name : d.file; }
+
+  template <class S> const Machine<S> &machine() const {
+    return machines.get<S>([&] { return pm::io::make_machine<S>(d); });
+  }
+  template <class S> const Seed<S> &seed() const {
+    return seeds.get<S>(
+        [&] { return pm::make_seed_machine<S>(*d.seed, pm::io::make_sigma<S>(d.sigma)); });
+  }
+  template <class S> pm::Function<S> weights(const py::object &w) const {
+    return weights_of<S>(w, d.weights, d.parameters, true, who());
+  }
+  template <class S> Array<S> weight_view(const py::object &w) const {
+    return kernel_weights<S>(w, d.weights, d.parameters, true, who());
+  }
+
+  template <class S> void require_precision(bool kernels) const {
+    if constexpr (!std::is_floating_point_v<S>) {
+      pm::require(!kernels, who(),
+                  ": kernels=True runs in float or double, not with precision exact");
+      pm::require(pm::io::is_rational_sigma(d.sigma), who(),
+                  ": /sigma: precision exact needs a sigma with rational values (identity, relu, "
+                  "polynomial, array), found ",
+                  d.sigma.name, "; use precision double");
+    }
+  }
+
+  // The kernel that runs a seed machine, or nullopt for the generic solver.
+  template <class S> std::optional<pm::kernels::Path> fast_path(bool kernels) const {
+    if constexpr (std::is_floating_point_v<S>) {
+      if (kernels && d.seed) {
+        const pm::kernels::Path p = pm::kernels::path(seed<S>());
+        if (p != pm::kernels::Path::generic) return p;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // (y, z) solving y = y0 + L_w̃ z, z = z0 + σ(y); z0 = None is zero.
+  template <class S>
+  py::tuple forward(const py::array &y0, const py::object &z0, const py::object &w,
+                    bool kernels) const {
+    require_precision<S>(kernels);
+    bool axis = false;
+    const Index n = batch_size(y0, d.space, "y0", 0, &axis);
+    if (!z0.is_none()) batch_size(py::array(z0), d.space, "z0", n);
+    if constexpr (std::is_floating_point_v<S>) {
+      if (const auto p = fast_path<S>(kernels)) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
+        const Array<S> a = as_array<S>(y0, "y0");
+        Array<S> b = z0.is_none() ? Array<S>(batch_shape(n, d.space, axis)) : as_array<S>(z0, "z0");
+        if (z0.is_none()) std::fill_n(b.mutable_data(), b.size(), S(0));
+        py::array_t<S> y(batch_shape(n, d.space, axis)), z(batch_shape(n, d.space, axis));
+        const Seed<S> &m = seed<S>();
+        const pm::kernels::Activation sigma = *pm::kernels::activation_of(m.machine().sigma());
+        const std::span<const S> as = view(a), bs = view(b);
+        const std::span<S> ys = view(y), zs = view(z);
+        {
+          py::gil_scoped_release unlocked;
+          if (*p == pm::kernels::Path::dense)
+            pm::kernels::dense_forward<S>({m.dims(), n}, sigma, wv, as, bs, ys, zs);
+          else
+            pm::kernels::sequence_forward<S>(
+                pm::kernels::detail::sequence_plan<S>(d.seed.value(), n), sigma, wv, as, bs, ys,
+                zs);
+        }
+        return py::make_tuple(y, z);
+      }
+    }
+    const pm::Function<S> wv = weights<S>(w);
+    const pm::Batch<S> a = batch_from<S>(y0, d.space, "y0");
+    const pm::Batch<S> b = z0.is_none() ? pm::Batch<S>(a.rows, a.cols)
+                                        : batch_from<S>(py::array(z0), d.space, "z0", n);
+    pm::MachineState<S> x;
+    {
+      py::gil_scoped_release unlocked;
+      x = pm::forward(machine<S>(), wv, a, b);
+    }
+    return py::make_tuple(batch_to_numpy(std::move(x.y), d.space, axis),
+                          batch_to_numpy(std::move(x.z), d.space, axis));
+  }
+
+  // (∂/∂y0, ∂/∂z0, ∂/∂w) of a loss with gradients (ybar, zbar) at the state
+  // (y, z) of forward(y0, z0, w); `state` = (y, z) skips recomputing it.
+  template <class S>
+  py::tuple backward(const py::object &y0, const py::object &z0, const py::object &ybar,
+                     const py::object &zbar, const py::object &w, const py::object &state,
+                     bool kernels) const {
+    require_precision<S>(kernels);
+    py::array y, z;
+    if (state.is_none()) {
+      pm::require(!y0.is_none(), who(), ": backward: expected y0, or state=(y, z)");
+      const py::tuple yz = forward<S>(py::array(y0), z0, w, kernels);
+      y = yz[0];
+      z = yz[1];
+    } else {
+      const py::tuple yz = state.cast<py::tuple>();
+      pm::require(yz.size() == 2, who(), ": backward: state has ", yz.size(),
+                  " entries, expected (y, z)");
+      y = yz[0];
+      z = yz[1];
+    }
+    bool axis = false;
+    const Index n = batch_size(y, d.space, "y", 0, &axis);
+    batch_size(z, d.space, "z", n);
+    for (const auto &[g, what] : {std::pair{ybar, "ybar"}, std::pair{zbar, "zbar"}})
+      if (!g.is_none()) batch_size(py::array(g), d.space, what, n);
+    if constexpr (std::is_floating_point_v<S>) {
+      if (const auto p = fast_path<S>(kernels)) {
+        const Array<S> wa = weight_view<S>(w);
+        const std::span<const S> wv = view(wa);
+        const std::vector<Index> shape = batch_shape(n, d.space, axis);
+        auto zero_or = [&](const py::object &g, const char *what) {
+          if (!g.is_none()) return as_array<S>(g, what);
+          Array<S> a(shape);
+          std::fill_n(a.mutable_data(), a.size(), S(0));
+          return a;
+        };
+        const Array<S> ya = as_array<S>(y, "y"), za = as_array<S>(z, "z");
+        const Array<S> gy = zero_or(ybar, "ybar"), gz = zero_or(zbar, "zbar");
+        py::array_t<S> gy0(shape), gz0(shape);
+        std::vector<S> gw(wv.size());
+        const Seed<S> &m = seed<S>();
+        const pm::kernels::Activation sigma = *pm::kernels::activation_of(m.machine().sigma());
+        const std::span<S> gy0s = view(gy0), gz0s = view(gz0);
+        {
+          py::gil_scoped_release unlocked;
+          if (*p == pm::kernels::Path::dense) {
+            const pm::kernels::DenseMachineShape s{m.dims(), n};
+            pm::kernels::dense_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
+            pm::kernels::dense_weight_gradient<S>(s, view(za), gy0s, gw);
+          } else {
+            const pm::kernels::SequencePlan s =
+                pm::kernels::detail::sequence_plan<S>(d.seed.value(), n);
+            pm::kernels::sequence_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
+            pm::kernels::sequence_weight_gradient<S>(s, view(za), gy0s, gw);
+          }
+        }
+        return py::make_tuple(gy0, gz0, to_numpy<S>(std::move(gw), d.parameters.extents()));
+      }
+    }
+    auto batch_or_zero = [&](const py::object &g, const char *what) {
+      if (g.is_none()) return pm::Batch<S>(d.space.size(), n);
+      return batch_from<S>(py::array(g), d.space, what, n);
+    };
+    const pm::Function<S> wv = weights<S>(w);
+    const pm::MachineState<S> x{batch_from<S>(y, d.space, "y"), batch_from<S>(z, d.space, "z")};
+    const pm::Batch<S> gy = batch_or_zero(ybar, "ybar"), gz = batch_or_zero(zbar, "zbar");
+    pm::Gradients<S> g;
+    {
+      py::gil_scoped_release unlocked;
+      g = pm::backward(machine<S>(), wv, x, gy, gz);
+    }
+    return py::make_tuple(batch_to_numpy(std::move(g.y0), d.space, axis),
+                          batch_to_numpy(std::move(g.z0), d.space, axis),
+                          to_numpy<S>(std::move(g.w), d.parameters.extents()));
+  }
+};
+
+} // namespace pmach_py
