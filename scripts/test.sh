@@ -13,7 +13,8 @@ jobs="$(nproc)"
 
 sanitized=(test_category_spans law_spans test_io_npy test_io_formats test_validate_validate
            test_cli_cli pmach test_machine_errors test_machine_examples law_machines
-           test_layers_layers test_layers_persistence test_kernels_kernels test_numeric_uniform)
+           test_layers_layers test_layers_persistence test_kernels_kernels test_numeric_uniform
+           test_validate_conformance test_validate_samples)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPM_SANITIZE=ON -DPM_NATIVE=OFF \
   -DPM_PROOFS=OFF -DPM_WERROR=ON
 cmake --build build-asan -j "$jobs" --target "${sanitized[@]}"

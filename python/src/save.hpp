@@ -8,6 +8,7 @@
 
 #include "models.hpp"
 #include "pm/io/model_writer.hpp"
+#include "pm/io/output.hpp"
 #include "pm/train/checkpoint.hpp"
 
 namespace pmach_py {
@@ -32,7 +33,7 @@ inline void write_model(const std::filesystem::path &json, pm::io::Json j,
     pm::io::write_npy((json.parent_path() / npy).string(), shape.extents(), *weights);
     j["weights"] = npy;
   }
-  pm::io::write_output_file(json.string(), j.dump(2) + "\n");
+  pm::io::write_file_atomically(json.string(), j.dump(2) + "\n");
 }
 
 } // namespace detail
