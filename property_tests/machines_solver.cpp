@@ -28,6 +28,7 @@ struct OneStepShort {
 // after d steps the iterate is the level solver's solution.
 template <class Steps> void law_naive() {
   const auto c = *machine_case<Q>(true, 4, 1);
+  classify(has_valid_weight(c));
   const auto x = solve(c);
   const Grading sg = pm::state_grading(c.grading);
   for (Index b = 0; b < c.y0.cols; ++b) {
@@ -61,6 +62,7 @@ Function<Q> schedule(const Machine<Q> &f, const Grading &d, const Function<Q> &x
 // naive iteration, and for a linear σ the explicit-matrix oracle.
 template <bool Reversed> void law_level_schedule() {
   const auto c = *machine_case<Q>(true);
+  classify(has_valid_weight(c));
   const auto x = solve(c);
   const Grading sg = pm::state_grading(c.grading);
   for (Index b = 0; b < c.y0.cols; ++b) {
@@ -139,6 +141,7 @@ struct AtInput {
 // graded span machine with σ'(y) as array σ.
 template <class Point> void law_derivative() {
   const auto c = *machine_case<Q>(true);
+  classify(has_valid_weight(c));
   const auto vy = *batch<Q>(c.y0.rows, c.y0.cols), vz = *batch<Q>(c.y0.rows, c.y0.cols);
   const auto x = solve(c);
   const auto dx = pm::forward(lift(c, lift(c.sigma)), lift(c.w), lift(c.y0, vy), lift(c.z0, vz));
@@ -197,6 +200,7 @@ struct BackwardCase {
 };
 BackwardCase backward_case() {
   const auto c = *machine_case<Q>(true);
+  classify(has_valid_weight(c));
   return {c, solve(c), *batch<Q>(c.y0.rows, c.y0.cols), *batch<Q>(c.y0.rows, c.y0.cols)};
 }
 
