@@ -38,35 +38,39 @@ Batch<Q> draw_batch(Index rows, Index cols, bool nonzero = false) {
   Batch<Q> b(rows, cols);
   for (Q &x : b.data) {
     x = *pm_test::scalar<Q>();
-    if (nonzero && x == 0) x = Q(*rc::gen::element(-1, 1)) / Q(2);
+    if (nonzero && x == 0) x = Q(*pm_test::full_size(rc::gen::element(-1, 1))) / Q(2);
   }
   return b;
 }
 
 SeedDescription draw_description() {
   SeedDescription d;
-  d.dims = *rc::gen::container<std::vector<Index>>(*rc::gen::inRange<Index>(1, 4),
-                                                   rc::gen::inRange<Index>(1, 3));
-  switch (*rc::gen::inRange(0, 4)) {
+  // Two channel blocks or more seven times in eight: with one block every
+  // weight is invalid and the machine is trivially zero.
+  const Index blocks = *pm_test::full_size(rc::gen::weightedOneOf<Index>(
+      {{1, rc::gen::just(Index{1})}, {7, rc::gen::inRange<Index>(2, 4)}}));
+  d.dims = *pm_test::full_size(
+      rc::gen::container<std::vector<Index>>(blocks, rc::gen::inRange<Index>(1, 3)));
+  switch (*pm_test::full_size(rc::gen::inRange(0, 4))) {
   case 0:
     d.kind = "DenseMachine";
     break;
   case 1:
   case 2: {
     d.kind = "ConvMachine";
-    const Index r = *rc::gen::inRange<Index>(1, 4); // 1-D, 2-D and 3-D
+    const Index r = *pm_test::full_size(rc::gen::inRange<Index>(1, 4)); // 1-D, 2-D and 3-D
     for (Index j = 0; j < r; ++j) {
-      d.positions.push_back(*rc::gen::inRange<Index>(1, r == 3 ? 3 : 5));
-      d.pad.push_back(*rc::gen::inRange<Index>(0, r == 3 ? 2 : 3));
-      d.pad.push_back(*rc::gen::inRange<Index>(0, r == 3 ? 2 : 3));
+      d.positions.push_back(*pm_test::full_size(rc::gen::inRange<Index>(1, r == 3 ? 3 : 5)));
+      d.pad.push_back(*pm_test::full_size(rc::gen::inRange<Index>(0, r == 3 ? 2 : 3)));
+      d.pad.push_back(*pm_test::full_size(rc::gen::inRange<Index>(0, r == 3 ? 2 : 3)));
     }
     break;
   }
   default:
     d.kind = "RecurMachine";
-    d.positions = {*rc::gen::inRange<Index>(1, 7)};
-    d.pad = {*rc::gen::inRange<Index>(0, 5)};
-    d.timeblock = *rc::gen::inRange<Index>(2, 5);
+    d.positions = {*pm_test::full_size(rc::gen::inRange<Index>(1, 7))};
+    d.pad = {*pm_test::full_size(rc::gen::inRange<Index>(0, 5))};
+    d.timeblock = *pm_test::full_size(rc::gen::inRange<Index>(2, 5));
   }
   return d;
 }
@@ -311,20 +315,24 @@ struct Drawn {
   Index rows;
 };
 
+// A case is non-trivial when the machine has two channel blocks or more (so
+// valid weights) and a nonzero weight.
 Drawn draw_case() {
   const SeedDescription d = draw_description();
-  const Index batch = *rc::gen::inRange<Index>(1, 4);
+  const Index batch = *pm_test::full_size(rc::gen::inRange<Index>(1, 4));
   const SeedMachine<Q> shape = make_seed_machine(d, Sigma<Q>::relu());
   const Index rows = shape.state_shape().size();
-  const Sigma<Q> sigma =
-      *rc::gen::arbitrary<bool>()
-          ? Sigma<Q>::relu()
-          : Sigma<Q>::array(draw_batch(rows, *rc::gen::element<Index>(1, batch)));
+  const Sigma<Q> sigma = *pm_test::full_size(rc::gen::arbitrary<bool>())
+                             ? Sigma<Q>::relu()
+                             : Sigma<Q>::array(draw_batch(
+                                   rows, *pm_test::full_size(rc::gen::element<Index>(1, batch))));
   // Inputs y₀ may have fewer channels than the machine.
-  const Index c = *rc::gen::inRange<Index>(1, shape.channels() + 1);
+  const Index c = *pm_test::full_size(rc::gen::inRange<Index>(1, shape.channels() + 1));
+  const Function<Q> w = draw_batch(shape.parameters(), 1).data;
+  pm_test::classify(d.dims.size() > 1 && pm_test::any_nonzero(w));
   return Drawn{d,
                sigma,
-               draw_batch(shape.parameters(), 1).data,
+               w,
                draw_batch(shape.positions() * c, batch, true),
                draw_batch(rows, batch, true),
                draw_batch(rows, batch),

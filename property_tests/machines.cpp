@@ -71,6 +71,7 @@ template <template <class> class Solver> void law_equation() {
   const Index n = *full_size(rc::gen::inRange<Index>(1, 4));
   const auto a = *matrix(n);
   RC_PRE(is_machine(a));
+  classify(has_valid_weight(c));
   const auto x0 = *vector<Q>(n);
   RC_ASSERT(pm::residual(pm::linear_machine(a), x0, pm::linear_resolvent(a, x0)) == zeros<Q>(n));
 }
@@ -100,6 +101,7 @@ struct SelfLoopMachine {
 // id − f is injective: x and x + v (v ≠ 0) never solve the same equation.
 template <class Make> void law_unique() {
   const auto c = *machine_case<Q>(true, 4, 1);
+  classify(has_valid_weight(c));
   const Machine<Q> f = Make{}(c);
   const auto x = *vector<Q>(f.n);
   const auto v = *nonzero_function<Q>(f.n);
@@ -114,7 +116,7 @@ struct IndependentPair {
   Matrix<Q> f1, f2;
 };
 rc::Gen<IndependentPair> independent_pair() {
-  return rc::gen::mapcat(full_size(rc::gen::inRange<Index>(1, 5)), [](Index n) {
+  return rc::gen::mapcat(full_size(rc::gen::inRange<Index>(2, 5)), [](Index n) {
     return rc::gen::apply(
         [n](Matrix<Q> m1, Matrix<Q> m2, std::vector<bool> a) {
           const std::vector<bool> all(n, true);
@@ -151,6 +153,7 @@ template <class Compose> void law_sum_rule() {
   const Index n = p.f1.rows;
   RC_ASSERT(times(p.f1, p.f2) == Matrix<Q>(n, n)); // f₁ ∘ f₂ = 0
   RC_PRE(is_machine(p.f1) && is_machine(p.f2));
+  classify(p.f1 != Matrix<Q>(n, n) && p.f2 != Matrix<Q>(n, n));
   const auto x0 = *vector<Q>(n);
   const auto f = plus(p.f1, p.f2);
   RC_ASSERT(is_machine(f));
@@ -188,10 +191,11 @@ struct RowsOnly {
 };
 
 template <class Make> void law_self_indep() {
-  const Index n = *full_size(rc::gen::inRange<Index>(1, 5));
+  const Index n = *full_size(rc::gen::inRange<Index>(2, 5));
   const auto a = *subset(n);
   const Matrix<Q> f = Make{}(*matrix(n), a);
   RC_PRE(is_machine(f));
+  classify(f != Matrix<Q>(n, n));
   const auto x0 = *vector<Q>(n);
   RC_ASSERT(pm::linear_resolvent(f, x0) == pm::add(x0, pm::act(f, x0)));
   // A nonlinear self-independent machine, f(x)_i = Σ_j f_ij x_j² for i ∈ A:
@@ -234,6 +238,8 @@ template <class Sum> void law_direct_sum() {
             concat(pm::linear_resolvent(a, x1), pm::linear_resolvent(b, x2)));
   // Graded span machines, resolvents by naive iteration.
   const auto c1 = *machine_case<Q>(true, 3), c2 = *machine_case<Q>(true, 3);
+  classify(a != Matrix<Q>(n1, n1) && b != Matrix<Q>(n2, n2) &&
+           (has_valid_weight(c1) || has_valid_weight(c2)));
   const Machine<Q> f =
       Sum{}(pm::as_machine(c1.machine(), c1.w), pm::as_machine(c2.machine(), c2.w));
   const Index depth = 2 * std::max(c1.grading.levels(), c2.grading.levels());
@@ -261,6 +267,7 @@ struct WeakDepthCheck {
 // within D steps at the oracle's solution.
 template <class Check> void law_depth_machine() {
   const auto c = *machine_case<Q>(true);
+  classify(has_valid_weight(c));
   const bool cleaned = *rc::gen::arbitrary<bool>();
   const auto w = cleaned ? pm::clean(c.span, c.grading, c.w) : c.w;
   const Matrix<Q> a = pm::matrix(pm::weighted_span(c.span, w));
@@ -290,6 +297,7 @@ struct KeepGrading {
 // grading are the same (clean commutes with flipping).
 template <class Dual> void law_depth_dual() {
   const auto c = *machine_case<Q>(true);
+  classify(has_valid_weight(c));
   const Matrix<Q> a = pm::matrix(pm::weighted_span(c.span, c.w));
   RC_ASSERT(pm::has_depth(a, c.grading) == pm::has_depth(pm::transpose(a), Dual{}(c.grading)));
   RC_ASSERT(pm::valid_parameters(c.span, c.grading) ==
@@ -322,10 +330,18 @@ struct FirstEdgeClean {
   }
 };
 
+// One edge in three is arbitrary, so that valid and invalid parameters mix.
+// The expected validity is read off the edges (valid_by_edges), not taken
+// from pm::valid_parameters, which cleaning itself uses. A case is
+// non-trivial when cleaning has something to decide: a parameter with edges
+// and a nonzero weight.
 template <class C> void law_clean() {
-  const auto c = *machine_case<Q>(true);
+  const auto c = *machine_case<Q>(true, 4, 0, 3);
+  const std::vector<bool> valid = valid_by_edges(c);
+  bool decides = false;
+  for (Index e = 0; e < c.span.apex(); ++e) decides = decides || c.w[c.span.pi(e)] != Q(0);
+  classify(decides);
   const Function<Q> cw = C{}(c, c.w);
-  const std::vector<bool> valid = pm::valid_parameters(c.span, c.grading);
   RC_ASSERT(pm::is_valid(c.span, c.grading, cw));
   RC_ASSERT(C{}(c, cw) == cw);                     // idempotent
   RC_ASSERT(pm::has_depth(c.span, cw, c.grading)); // the result is valid

@@ -28,6 +28,7 @@ bool identical(const Function<D> &a, const Function<D> &b) {
 // order, so it equals the naive resolvent bit for bit.
 template <template <class> class Solver> void law_schedule_double() {
   const auto c = *machine_case<D>(false);
+  classify(has_valid_weight(c));
   const auto x = Solver<D>{}(c);
   for (Index b = 0; b < c.y0.cols; ++b) {
     const pm::Machine<D> f = pm::as_machine(c.machine(), c.w, b);
@@ -196,6 +197,7 @@ struct OnePercentOff {
 // ℓ = ⟨g_y, y⟩ + ⟨g_z, z⟩; (ℓ(w + h e_p) − ℓ(w − h e_p)) / 2h against ∂ℓ/∂w_p.
 template <class G> void law_finite_differences() {
   const auto c = *machine_case<D>(false, 3);
+  classify(has_valid_weight(c));
   RC_PRE(c.sigma.kind() != Kind::relu && !c.w.empty()); // relu is not differentiable
   // Half of the time a parameter that carries an edge.
   const Index k = *full_size(rc::gen::inRange<Index>(0, c.w.size() + c.span.apex()));
