@@ -20,6 +20,8 @@ function(pm_add_test_dir dir prefix)
     add_executable(${target} ${src})
     target_include_directories(${target} PRIVATE ${dir} ${PROJECT_SOURCE_DIR})
     target_link_libraries(${target} PRIVATE pm pm_catch_main ${ARG_LIBS})
+    # Where the tests find examples/data, whatever the build's path style.
+    target_compile_definitions(${target} PRIVATE PM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     add_test(NAME ${target} COMMAND ${target})
   endforeach()
 endfunction()

@@ -285,6 +285,7 @@ TEST_CASE("pmach probe: samples that are not the probes are bad input") {
   REQUIRE(pmach("probe " + faults + "/conv2d.json --out " + dir.string()).code == 0);
   run_framework(dir, Fault::none, pm::io::Dtype::float64, false, false);
   // The probes of another seed: same sizes, other random cases.
+  fs::remove_all(work / "p7");
   const Run r = pmach("probe " + faults + "/conv2d.json --seed 7 --out " + (work / "p7").string());
   REQUIRE(r.code == 0);
   fs::copy_file(work / "p7" / "probe.json", dir / "probe.json",

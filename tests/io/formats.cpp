@@ -14,8 +14,7 @@ using pm::Rational;
 
 namespace {
 
-const std::filesystem::path data_dir =
-    std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "examples" / "data";
+const std::filesystem::path data_dir = std::filesystem::path(PM_SOURCE_DIR) / "examples" / "data";
 
 struct Edge {
   Index s, t, pi;
