@@ -22,6 +22,10 @@
 using namespace pm;
 using LD = long double;
 using pm_test::absolute;
+using pm_test::batch_gradient;
+using pm_test::batch_of;
+using pm_test::combined_roundoff;
+using pm_test::widened;
 
 namespace {
 
@@ -75,23 +79,6 @@ template <class T> Problem<T> graph_problem(GraphCase c, Mutant mutant = Mutant:
                     c.batch,  std::move(w),   std::move(phi),  std::move(gv)};
 }
 
-template <class T> std::vector<LD> widened(const std::vector<T> &v, bool abs = false) {
-  std::vector<LD> out(v.begin(), v.end());
-  if (abs)
-    for (LD &x : out) x = std::fabs(x);
-  return out;
-}
-
-Batch<LD> batch_of(std::vector<LD> v, Index rows, Index cols) {
-  Batch<LD> b(rows, cols);
-  b.data = std::move(v);
-  return b;
-}
-
-template <class T> LD combined_roundoff() {
-  return LD(pm::unit_roundoff<T>()) + pm::unit_roundoff<LD>();
-}
-
 // Degrees of the graph with its self loops: into (forward) or out of
 // (transpose) every node.
 std::vector<Index> degrees(const GraphConvSpec &s, bool into) {
@@ -136,16 +123,7 @@ template <class T> void check_gradient(const Problem<T> &p) {
   const ParametricSpan<LD> &a = p.reference;
   std::vector<T> out(a.parameters());
   kernels::graph_weight_gradient<T>(p.plan, p.phi, p.g, p.batch, out);
-  const Batch<LD> phi = batch_of(widened(p.phi), a.source(), p.batch),
-                  g = batch_of(widened(p.g), a.target(), p.batch),
-                  phi_abs = batch_of(widened(p.phi, true), a.source(), p.batch),
-                  g_abs = batch_of(widened(p.g, true), a.target(), p.batch);
-  const ParametricSpan<LD> a_abs = absolute(a);
-  Function<LD> ref(a.parameters(), LD(0)), mass(a.parameters(), LD(0));
-  for (Index b = 0; b < p.batch; ++b) {
-    ref = add(ref, parameter_gradient(a, phi.column(b), g.column(b)));
-    mass = add(mass, parameter_gradient(a_abs, phi_abs.column(b), g_abs.column(b)));
-  }
+  const auto [ref, mass] = batch_gradient(a, p.phi, p.g, p.batch);
   Index max_deg = 0;
   for (Index d : degrees(p.spec, true)) max_deg = std::max(max_deg, d);
   std::vector<LD> bound(out.size());

@@ -23,6 +23,10 @@
 using namespace pm;
 using LD = long double;
 using pm_test::absolute;
+using pm_test::batch_gradient;
+using pm_test::batch_of;
+using pm_test::combined_roundoff;
+using pm_test::widened;
 
 namespace {
 
@@ -79,19 +83,6 @@ template <class T> ParametricSpan<T> random_span(const SpanCase &c) {
 template <class T> ParametricSpan<LD> in_long_double(const ParametricSpan<T> &a) {
   return ParametricSpan<LD>{
       Span<LD>{a.span.s, a.span.t, Measure<LD>(a.span.mu.begin(), a.span.mu.end())}, a.pi};
-}
-
-Batch<LD> batch_of(const std::vector<LD> &v, Index rows, Index cols) {
-  Batch<LD> b(rows, cols);
-  b.data = v;
-  return b;
-}
-
-template <class T> std::vector<LD> widened(const std::vector<T> &v, bool abs = false) {
-  std::vector<LD> out(v.begin(), v.end());
-  if (abs)
-    for (LD &x : out) x = std::fabs(x);
-  return out;
 }
 
 enum class Mutant {
@@ -157,12 +148,6 @@ template <class T> Problem<T> graph_problem(GraphCase c) {
   return problem<T>(os.str(), graph_conv<T>(c.spec), c.batch, c.seed, Mutant::none);
 }
 
-// u of T plus u of long double: the kernel's and the reference's rounding
-// (docs/tolerances.md).
-template <class T> LD combined_roundoff() {
-  return LD(pm::unit_roundoff<T>()) + pm::unit_roundoff<LD>();
-}
-
 // Forward (L_w φ) or transpose (L_wᵀ g): every output sums the m terms
 // μ w φ of its row, each rounded twice, so |error| ≤ γ_{m+1} Σ|μ w φ|.
 template <class T> void check_layer(const Problem<T> &p, bool transposed) {
@@ -195,16 +180,7 @@ template <class T> void check_gradient(const Problem<T> &p) {
   std::vector<T> out(a.parameters());
   kernels::span_parameter_gradient<T>(p.plan, p.phi, p.g, p.batch, out);
 
-  const Batch<LD> phi = batch_of(widened(p.phi), a.source(), p.batch),
-                  g = batch_of(widened(p.g), a.target(), p.batch),
-                  phi_abs = batch_of(widened(p.phi, true), a.source(), p.batch),
-                  g_abs = batch_of(widened(p.g, true), a.target(), p.batch);
-  const ParametricSpan<LD> a_abs = absolute(a);
-  Function<LD> ref(a.parameters(), LD(0)), mass(a.parameters(), LD(0));
-  for (Index b = 0; b < p.batch; ++b) {
-    ref = add(ref, parameter_gradient(a, phi.column(b), g.column(b)));
-    mass = add(mass, parameter_gradient(a_abs, phi_abs.column(b), g_abs.column(b)));
-  }
+  const auto [ref, mass] = batch_gradient(a, p.phi, p.g, p.batch);
   const Measure<LD> q = pushforward(a.pi, Measure<LD>(a.apex(), LD(1)));
   std::vector<LD> bound(out.size());
   for (Index k = 0; k < out.size(); ++k)
