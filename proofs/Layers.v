@@ -300,6 +300,7 @@ Proof. exact: block_sum block_targets. Qed.
 (* The convolution: at the output y with multi-index o = (position, c_out),
      y[o] = Σ_{k, c_in} W[k, c_in, c_out] x[o·stride + k·dilation − pad_lo, g·C_in/groups + c_in],
    x zero outside the input, g = c_out / (C_out / groups). *)
+(* Law: LAYER-CONV-EQ-SPAN *)
 Theorem conv_textbook (w x : seq R) :
   eapply_p econv w x
   = [seq let o := nth [::] outputs y in let co := last 0%N o in
@@ -344,6 +345,7 @@ Qed.
 (* The transposed convolution (the input gradient): at the input x_i,
      Σ over (y, k, c_in) with the offset inside and x_i the input it reads
      of W[k, c_in, c_out] g[y]. *)
+(* Law: LAYER-CONV-TRANSPOSE *)
 Theorem conv_transpose_textbook (w g : seq R) :
   eapply_p (etranspose_p econv) w g
   = [seq esum [seq esum [seq esum [seq if inside (nth [::] outputs y) (nth [::] offsets kf)
@@ -409,6 +411,7 @@ Definition epool (c : PoolSpec) (m : R) : epspan R :=
 (* Average pooling: at the output y with multi-index o = (position, c), m
    times the sum over the window offsets k of the input at
    (o·stride + k − lo, c), zero outside the input. *)
+(* Law: LAYER-POOL-EQ-SPAN *)
 Theorem pool_textbook (c : PoolSpec) (m : R) (x : seq R) : (0 < channels c)%N ->
   eapply (espan_of_p (epool c m)) x
   = [seq let o := nth [::] (outputs (pool_conv c)) y in
@@ -505,6 +508,7 @@ Proof. by elim: l => //= x l IH; rewrite rev_cons -cats1 esum_cat IH /= addr0 ad
 
 (* At the output (t, c_out):
      Σ_{lag = 0..p, lag ≤ t} Σ_{c_in} W(lag, c_in, c_out) φ(t − lag, c_in). *)
+(* Law: LAYER-TIME-CONV-EQ-SPAN *)
 Theorem time_conv_textbook L cin cout p (w phi : seq R) :
   eapply_p (etime_conv L cin cout p) w phi
   = [seq let t := (y %/ cout)%N in let co := (y %% cout)%N in
