@@ -48,6 +48,7 @@ LAYERS = ("law_layers", NOT_MUTANT_TESTS)
 SEEDS = ("law_layers_machines", ("~*mutant*", "~*authors*"))
 UNIT_SPANS = ("test_category_spans", ())
 UNIT_LAYERS = ("test_layers_layers", ())
+UNIT_SEED_GEOMETRY = ("test_layers_seed_geometry", ())
 
 
 def kernels(spec):
@@ -248,11 +249,12 @@ MUTANTS = [
     ("recur-timeblock", "layers/recur_machine.hpp",
      "for (Index b : block) g.push_back(t / d.timeblock * d.dims.size() + b);",
      "for (Index b : block) g.push_back(t / (d.timeblock + 1) * d.dims.size() + b);",
-     "recurrent grading with time blocks one longer", [SEEDS]),
+     "recurrent grading with time blocks one longer", [SEEDS, UNIT_SEED_GEOMETRY]),
     ("conv-machine-pads-swapped", "layers/conv_machine.hpp",
      "c.pad_lo.push_back(d.pad[2 * j]);\n      c.pad_hi.push_back(d.pad[2 * j + 1]);",
      "c.pad_lo.push_back(d.pad[2 * j + 1]);\n      c.pad_hi.push_back(d.pad[2 * j]);",
-     "convolution machine with the pads (lo, hi) exchanged", [SEEDS, UNIT_LAYERS]),
+     "convolution machine with the pads (lo, hi) exchanged",
+     [SEEDS, UNIT_LAYERS, UNIT_SEED_GEOMETRY]),
     # ---- kernels ------------------------------------------------------------
     ("dense-kernel-transposed", "kernels/dense_machine.hpp",
      "if (o > 0) yi.noalias() += m.block(o, 0, d, o) * Z.topRows(o);",
