@@ -257,19 +257,21 @@ MUTANTS = [
      [SEEDS, UNIT_LAYERS, UNIT_SEED_GEOMETRY]),
     # ---- kernels ------------------------------------------------------------
     ("dense-kernel-transposed", "kernels/dense_machine.hpp",
-     "if (o > 0) yi.noalias() += m.block(o, 0, d, o) * Z.topRows(o);",
-     "if (o > 0) yi.noalias() += m.block(0, o, o, d).transpose() * Z.topRows(o);",
+     "if (o > 0) multiply_add(yi, m.block(o, 0, d, o), Z.topRows(o));",
+     "if (o > 0) multiply_add(yi, m.block(0, o, o, d).transpose(), Z.topRows(o));",
      "dense forward kernel reads W transposed", [kernels("KERNEL-DENSE*")]),
     ("dense-dual-missed-row", "kernels/dense_machine.hpp",
-     "if (later > 0) zi.noalias() += m.block(end, o, later, d).transpose() * YB.bottomRows(later);",
-     "if (later > 1)\n        zi.noalias() +=\n"
-     "            m.block(end + 1, o, later - 1, d).transpose() * YB.bottomRows(later - 1);",
+     "if (later > 0)\n"
+     "            multiply_add(zi, m.block(end, o, later, d).transpose(), YB.bottomRows(later));",
+     "if (later > 1)\n"
+     "            multiply_add(zi, m.block(end + 1, o, later - 1, d).transpose(),\n"
+     "                         YB.bottomRows(later - 1));",
      "dense dual kernel misses the first later channel (block selection)",
      [kernels("KERNEL-DENSE*")]),
-    ("dense-gradient-wrong-buffer", "kernels/dense_machine.hpp",
-     "rows.leftCols(o).noalias() = YB.middleRows(lo, hi - lo) * Z.topRows(o).transpose();",
-     "rows.leftCols(o).noalias() = Z.middleRows(lo, hi - lo) * Z.topRows(o).transpose();",
-     "dense weight gradient accumulates from the wrong buffer", [kernels("KERNEL-DENSE*")]),
+    ("dense-gradient-wrong-buffer", "kernels/weight_gradient.hpp",
+     "multiply_add(Rt, YB.middleRows(pr.co, pr.outputs), A.transpose());",
+     "multiply_add(Rt, YB.middleRows(0, pr.outputs), A.transpose());",
+     "weight gradient reads the cotangents of the first block for every block", [kernels("KERNEL-DENSE*")]),
     ("tanh-kernel-derivative", "kernels/activation.hpp",
      "return ei::psub(ei::pset1<V>(T(1)), ei::pmul(t, t));",
      "return ei::psub(ei::pset1<V>(T(1)), t);", "vectorised σ′ of tanh taken as 1 − tanh",

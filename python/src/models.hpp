@@ -185,11 +185,8 @@ struct LayerModel {
     const pm::Function<S> wv = weights<S>(w);
     const pm::Batch<S> xb = batch_from<S>(x, d.source, "x"), gb = batch_from<S>(g, d.target, "g");
     const Span<S> &a = span<S>();
-    pm::Function<S> gw(a.parameters(), S(0));
-    for (Index b = 0; b < n; ++b)
-      gw = pm::add(gw, pm::parameter_gradient(a, xb.column(b), gb.column(b)));
     return py::make_tuple(batch_to_numpy(pm::act(pm::transpose(a), wv, gb), d.source, axis),
-                          to_numpy<S>(std::move(gw), d.parameters.extents()));
+                          to_numpy<S>(pm::parameter_gradient(a, xb, gb), d.parameters.extents()));
   }
 
   template <class S> void require_reference(bool kernels) const {

@@ -9,13 +9,15 @@
 #include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/io/output.hpp"
+#include "pm/kernels/dispatch.hpp"
 #include "pm/version.hpp"
 
 namespace pmach {
 
 inline const char *eval_help =
     "usage: pmach eval MODEL.json --y0 FILE [--z0 FILE] [--ybar FILE] [--zbar FILE]\n"
-    "                  [--w FILE] --out DIR [--precision float|double|exact] [--json]\n"
+    "                  [--w FILE] --out DIR [--precision float|double|exact] [--kernels]\n"
+    "                  [--json]\n"
     "\n"
     "Runs the reference semantics forward and writes, into DIR, as .npy:\n"
     "  machine: y.npy, z.npy      the solution of y = y0 + L_w~ z, z = z0 + sigma(y)\n"
@@ -32,6 +34,12 @@ inline const char *eval_help =
     "  --precision    float (computed and written in float32), double (default),\n"
     "                 or exact (over the rationals, rounded once to float64 on\n"
     "                 output; refused when sigma has no rational values)\n"
+    "  --kernels      run the fast CPU kernels (src/pm/kernels/) instead of the\n"
+    "                 reference: the seed machines with sigma identity, tanh or\n"
+    "                 sigmoid and every layer; other machines take the reference\n"
+    "                 solver; float or double only (their results agree with the\n"
+    "                 reference within the bounds of docs/tolerances.md, not bit\n"
+    "                 for bit; pmach check --kernels compares them)\n"
     "  --json         print a JSON summary of the files written\n"
     "\n"
     "DIR is replaced as a whole once everything is computed: it must be absent,\n"
@@ -127,15 +135,16 @@ void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out
   const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, d.has_parameters, d.file);
   pm::require(!args.has("z0") && !args.has("zbar"), d.file,
               ": a layer has no z; --z0 and --zbar are for machines");
-  out.batch(std::string("y.npy"), pm::act(a, w, x), d.target);
+  const bool fast = args.flag("kernels");
+  out.batch(std::string("y.npy"), fast ? pm::kernels::act(a, w, x) : pm::act(a, w, x), d.target);
   if (!args.has("ybar")) return;
   const pm::Batch<S> g = pm::io::batch_from_npy<S>(pm::io::read_npy(args.get("ybar")), d.target,
                                                    args.get("ybar"), x.cols);
-  out.batch(std::string("grad_y0.npy"), pm::act(pm::transpose(a), w, g), d.source);
-  pm::Function<S> gw(a.parameters(), S(0));
-  for (pm::Index b = 0; b < x.cols; ++b)
-    gw = pm::add(gw, pm::parameter_gradient(a, x.column(b), g.column(b)));
-  out.function(std::string("grad_w.npy"), gw, d.parameters);
+  out.batch(std::string("grad_y0.npy"),
+            fast ? pm::kernels::act_transpose(a, w, g) : pm::act(pm::transpose(a), w, g), d.source);
+  out.function(std::string("grad_w.npy"),
+               fast ? pm::kernels::parameter_gradient(a, x, g) : pm::parameter_gradient(a, x, g),
+               d.parameters);
 }
 
 template <class S>
@@ -154,11 +163,18 @@ void eval_machine(const pm::io::MachineDescription &d, const Args &args, Output 
   const pm::Batch<S> z0 = optional_batch("z0");
   const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, d.has_parameters, d.file);
   require_exact_bits(d, m, {&y0.data, &z0.data, &w});
-  const pm::MachineState<S> x = pm::forward(m, w, y0, z0);
+  // --kernels: a seed machine runs its kernel (pm/kernels/dispatch.hpp);
+  // a machine given by parts has none and takes the reference solver.
+  std::optional<pm::SeedMachine<S>> seed;
+  if (args.flag("kernels") && d.seed) seed.emplace(pm::make_seed_machine<S>(*d.seed, m.sigma()));
+  const pm::MachineState<S> x =
+      seed ? pm::kernels::forward(*seed, w, y0, z0) : pm::forward(m, w, y0, z0);
   out.batch(std::string("y.npy"), x.y, d.space);
   out.batch(std::string("z.npy"), x.z, d.space);
   if (!args.has("ybar") && !args.has("zbar")) return;
-  const pm::Gradients<S> g = pm::backward(m, w, x, optional_batch("ybar"), optional_batch("zbar"));
+  const pm::Batch<S> gy = optional_batch("ybar"), gz = optional_batch("zbar");
+  const pm::Gradients<S> g =
+      seed ? pm::kernels::backward(*seed, w, x, gy, gz) : pm::backward(m, w, x, gy, gz);
   out.batch(std::string("grad_y0.npy"), g.y0, d.space);
   out.batch(std::string("grad_z0.npy"), g.z0, d.space);
   out.function(std::string("grad_w.npy"), g.w, d.parameters);
@@ -184,6 +200,8 @@ inline int run_eval(const Args &args) {
   const std::string precision = args.get("precision", "double");
   pm::require(precision == "float" || precision == "double" || precision == "exact",
               "--precision: is '", precision, "', expected float, double or exact");
+  pm::require(!args.flag("kernels") || precision != "exact",
+              "--kernels: the kernels run in float or double, not with --precision exact");
   const auto model = pm::io::read_model(args.positional[0]);
   detail::Output out{pm::io::RunOutput(args.get("out")),
                      precision == "float" ? pm::io::Dtype::float32 : pm::io::Dtype::float64};

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
       {"eval",
        pmach::eval_help,
        {"y0", "z0", "ybar", "zbar", "w", "out", "precision"},
-       {"json", "help"},
+       {"json", "kernels", "help"},
        pmach::run_eval},
       {"dot", pmach::dot_help, {"out"}, {"help"}, pmach::run_dot},
       {"make", pmach::make_help, {}, {"help"}, nullptr},

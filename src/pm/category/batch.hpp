@@ -45,8 +45,8 @@ template <class S, class Op> Batch<S> map_columns(const Batch<S> &in, Index out_
 }
 
 template <class S> Batch<S> act(const Span<S> &a, const Batch<S> &phi) {
-  require(phi.rows == a.source(), "act: batch has ", phi.rows, " rows, expected the span source size ",
-          a.source());
+  require(phi.rows == a.source(), "act: batch has ", phi.rows,
+          " rows, expected the span source size ", a.source());
   return map_columns(phi, a.target(), [&](const Function<S> &x) { return act(a, x); });
 }
 
@@ -55,6 +55,19 @@ Batch<S> act(const ParametricSpan<S> &a, const Function<S> &w, const Batch<S> &p
   require(phi.rows == a.source(), "act: batch has ", phi.rows,
           " rows, expected the span source size ", a.source());
   return map_columns(phi, a.target(), [&](const Function<S> &x) { return act(a, w, x); });
+}
+
+// Σ_b ∇_w ⟨g_b, L_w φ_b⟩: the parameter gradient of a batch, summed over its
+// columns in order.
+template <class S>
+Function<S> parameter_gradient(const ParametricSpan<S> &a, const Batch<S> &phi, const Batch<S> &g) {
+  require(phi.rows == a.source() && g.rows == a.target() && phi.cols == g.cols,
+          "parameter_gradient: batches of ", phi.rows, " × ", phi.cols, " and ", g.rows, " × ",
+          g.cols, ", expected ", a.source(), " and ", a.target(), " rows and equal columns");
+  Function<S> gw(a.parameters(), S(0));
+  for (Index b = 0; b < phi.cols; ++b)
+    gw = add(gw, parameter_gradient(a, phi.column(b), g.column(b)));
+  return gw;
 }
 
 } // namespace pm

@@ -108,4 +108,32 @@ Batch<T> act(const ParametricSpan<T> &a, const Function<T> &w, const Batch<T> &p
   }
 }
 
+// L_wᵀ g column by column, like pm::act of the transposed span.
+template <class T>
+Batch<T> act_transpose(const ParametricSpan<T> &a, const Function<T> &w, const Batch<T> &g) {
+  if constexpr (std::is_floating_point_v<T>) {
+    require(g.rows == a.target(), "act_transpose: batch has ", g.rows,
+            " rows, expected the span target size ", a.target());
+    Batch<T> out(a.source(), g.cols);
+    span_transpose<T>(span_plan(a), w, g.data, g.cols, out.data);
+    return out;
+  } else {
+    return pm::act(transpose(a), w, g);
+  }
+}
+
+// Σ_b ∇_w ⟨g_b, L_w φ_b⟩, like pm::parameter_gradient of two batches.
+template <class T>
+Function<T> parameter_gradient(const ParametricSpan<T> &a, const Batch<T> &phi, const Batch<T> &g) {
+  if constexpr (std::is_floating_point_v<T>) {
+    require(phi.cols == g.cols, "parameter_gradient: ", phi.cols, " and ", g.cols,
+            " columns, expected equal");
+    Function<T> out(a.parameters());
+    span_parameter_gradient<T>(span_plan(a), phi.data, g.data, phi.cols, out);
+    return out;
+  } else {
+    return pm::parameter_gradient(a, phi, g);
+  }
+}
+
 } // namespace pm::kernels
