@@ -16,6 +16,7 @@
 
 #include "pm/category/batch.hpp"
 #include "support/compare.hpp"
+#include "support/graph_case.hpp"
 #include "support/kernel_check.hpp"
 #include "support/law.hpp"
 
@@ -25,15 +26,10 @@ using pm_test::absolute;
 using pm_test::batch_gradient;
 using pm_test::batch_of;
 using pm_test::combined_roundoff;
+using pm_test::GraphCase;
 using pm_test::widened;
 
 namespace {
-
-struct GraphCase {
-  GraphConvSpec spec;
-  Index batch = 1;
-  std::uint32_t seed = 0;
-};
 
 enum class Mutant { none, forward_by_source, coefficient_dropped };
 
@@ -47,18 +43,8 @@ template <class T> struct Problem {
 };
 
 template <class T> Problem<T> graph_problem(GraphCase c, Mutant mutant = Mutant::none) {
-  std::mt19937 g(c.seed);
-  for (auto &[u, v] : c.spec.edges) {
-    u = g() % c.spec.nodes;
-    v = g() % c.spec.nodes;
-  }
-  for (Index e = 1; e < c.spec.edges.size(); ++e)
-    if (g() % 4 == 0) c.spec.edges[e] = c.spec.edges[g() % e];
-  std::ostringstream os;
-  os << "graph<" << pm_test::type_name(T()) << "> nodes=" << c.spec.nodes
-     << " edges=" << c.spec.edges.size() << " channels=" << c.spec.in_channels << "->"
-     << c.spec.out_channels << " self_loops=" << c.spec.self_loops << " norm=" << int(c.spec.norm)
-     << " batch=" << c.batch << " seed=" << c.seed;
+  c = pm_test::with_endpoints(c);
+  const std::string repro = pm_test::graph_repro(c, pm_test::type_name(T()));
   const ParametricSpan<T> a = graph_conv<T>(c.spec);
   kernels::GraphPlan<T> plan = kernels::graph_plan<T>(c.spec);
   if (mutant == Mutant::forward_by_source) {
@@ -75,8 +61,8 @@ template <class T> Problem<T> graph_problem(GraphCase c, Mutant mutant = Mutant:
                  gv = pm_test::draw<T>(d, n * co * c.batch, T(1));
   ParametricSpan<LD> ref{
       Span<LD>{a.span.s, a.span.t, Measure<LD>(a.span.mu.begin(), a.span.mu.end())}, a.pi};
-  return Problem<T>{os.str(), std::move(ref), std::move(plan), c.spec,
-                    c.batch,  std::move(w),   std::move(phi),  std::move(gv)};
+  return Problem<T>{repro,   std::move(ref), std::move(plan), c.spec,
+                    c.batch, std::move(w),   std::move(phi),  std::move(gv)};
 }
 
 // Degrees of the graph with its self loops: into (forward) or out of
@@ -146,20 +132,7 @@ namespace rc {
 // 1 to 12 nodes, up to 40 edges (so isolated nodes occur), 1 to 5 channels
 // each way, batches from 1.
 template <> struct Arbitrary<GraphCase> {
-  static Gen<GraphCase> arbitrary() {
-    return gen::exec([] {
-      GraphCase c;
-      c.spec.nodes = *gen::inRange<Index>(1, 13);
-      c.spec.edges.resize(*gen::inRange<Index>(0, 41));
-      c.spec.in_channels = *gen::inRange<Index>(1, 6);
-      c.spec.out_channels = *gen::inRange<Index>(1, 6);
-      c.spec.self_loops = *gen::arbitrary<bool>();
-      c.spec.norm = *gen::element(GraphNorm::sum, GraphNorm::mean, GraphNorm::symmetric);
-      c.batch = *gen::inRange<Index>(1, 6);
-      c.seed = *gen::arbitrary<std::uint32_t>();
-      return c;
-    });
-  }
+  static Gen<GraphCase> arbitrary() { return pm_test::graph_cases(12, 40, 5); }
 };
 } // namespace rc
 

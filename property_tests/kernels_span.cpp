@@ -17,6 +17,7 @@
 #include "pm/category/batch.hpp"
 #include "pm/layers/graph_conv.hpp"
 #include "support/compare.hpp"
+#include "support/graph_case.hpp"
 #include "support/kernel_check.hpp"
 #include "support/law.hpp"
 
@@ -26,6 +27,7 @@ using pm_test::absolute;
 using pm_test::batch_gradient;
 using pm_test::batch_of;
 using pm_test::combined_roundoff;
+using pm_test::GraphCase;
 using pm_test::widened;
 
 namespace {
@@ -37,24 +39,6 @@ struct SpanCase {
   Index source = 1, target = 1, parameters = 1, apex = 0, batch = 1;
   std::uint32_t seed = 0;
 };
-
-struct GraphCase {
-  GraphConvSpec spec;
-  Index batch = 1;
-  std::uint32_t seed = 0;
-};
-
-const char *norm_name(GraphNorm n) {
-  switch (n) {
-  case GraphNorm::sum:
-    return "sum";
-  case GraphNorm::mean:
-    return "mean";
-  case GraphNorm::symmetric:
-    return "symmetric";
-  }
-  return "?";
-}
 
 template <class T> ParametricSpan<T> random_span(const SpanCase &c) {
   std::mt19937 g(c.seed);
@@ -131,21 +115,9 @@ template <class T> Problem<T> span_problem(const SpanCase &c, Mutant mutant = Mu
 }
 
 template <class T> Problem<T> graph_problem(GraphCase c) {
-  std::mt19937 g(c.seed);
-  // The edge count was drawn; the endpoints come from the seed, a quarter of
-  // them repeating an earlier edge.
-  for (auto &[u, v] : c.spec.edges) {
-    u = g() % c.spec.nodes;
-    v = g() % c.spec.nodes;
-  }
-  for (Index e = 1; e < c.spec.edges.size(); ++e)
-    if (g() % 4 == 0) c.spec.edges[e] = c.spec.edges[g() % e];
-  std::ostringstream os;
-  os << "graph<" << pm_test::type_name(T()) << "> nodes=" << c.spec.nodes
-     << " edges=" << c.spec.edges.size() << " channels=" << c.spec.in_channels << "->"
-     << c.spec.out_channels << " self_loops=" << c.spec.self_loops
-     << " norm=" << norm_name(c.spec.norm) << " batch=" << c.batch << " seed=" << c.seed;
-  return problem<T>(os.str(), graph_conv<T>(c.spec), c.batch, c.seed, Mutant::none);
+  c = pm_test::with_endpoints(c);
+  const std::string repro = pm_test::graph_repro(c, pm_test::type_name(T()));
+  return problem<T>(repro, graph_conv<T>(c.spec), c.batch, c.seed, Mutant::none);
 }
 
 // Forward (L_w φ) or transpose (L_wᵀ g): every output sums the m terms
@@ -220,20 +192,7 @@ template <> struct Arbitrary<SpanCase> {
   }
 };
 template <> struct Arbitrary<GraphCase> {
-  static Gen<GraphCase> arbitrary() {
-    return gen::exec([] {
-      GraphCase c;
-      c.spec.nodes = *gen::inRange<Index>(1, 9);
-      c.spec.edges.resize(*gen::inRange<Index>(0, 21));
-      c.spec.in_channels = *gen::inRange<Index>(1, 4);
-      c.spec.out_channels = *gen::inRange<Index>(1, 4);
-      c.spec.self_loops = *gen::arbitrary<bool>();
-      c.spec.norm = *gen::element(GraphNorm::sum, GraphNorm::mean, GraphNorm::symmetric);
-      c.batch = *gen::inRange<Index>(1, 6);
-      c.seed = *gen::arbitrary<std::uint32_t>();
-      return c;
-    });
-  }
+  static Gen<GraphCase> arbitrary() { return pm_test::graph_cases(8, 20, 3); }
 };
 } // namespace rc
 
