@@ -154,6 +154,8 @@ inline int run_check(const Args &args) {
       rep.append(pm::lint_layer(*layer, json, name));
       if (args.has("against")) {
         const std::string dir = args.get("against");
+        pm::require(!layer->bias, file, ": --against compares layers without a bias; check the ",
+                    "layer without its 'bias' field");
         rep.append(pm::is_probe_dir(dir) ? pm::compare_probes(*layer, dir, name)
                                          : pm::compare_samples(*layer, dir, name));
       }

@@ -130,7 +130,8 @@ void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out
                                0};
   const pm::io::NpyArray x0 = read_input<S>(args.get("y0"), d.source, size, d.file);
   out.batch_axis = has_batch_axis(x0, d.source);
-  const pm::Batch<S> x = pm::io::batch_from_npy<S>(x0, d.source, args.get("y0"));
+  const pm::Batch<S> x =
+      pm::io::span_input(d, pm::io::batch_from_npy<S>(x0, d.source, args.get("y0")));
   const pm::ParametricSpan<S> a = pm::io::with_scalar<S>(d.span);
   const pm::Function<S> w = parameters<S>(args, d.parameters, d.weights, d.has_parameters, d.file);
   pm::require(!args.has("z0") && !args.has("zbar"), d.file,
@@ -141,7 +142,9 @@ void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out
   const pm::Batch<S> g = pm::io::batch_from_npy<S>(pm::io::read_npy(args.get("ybar")), d.target,
                                                    args.get("ybar"), x.cols);
   out.batch(std::string("grad_y0.npy"),
-            fast ? pm::kernels::act_transpose(a, w, g) : pm::act(pm::transpose(a), w, g), d.source);
+            pm::io::source_part(d, fast ? pm::kernels::act_transpose(a, w, g)
+                                        : pm::act(pm::transpose(a), w, g)),
+            d.source);
   out.function(std::string("grad_w.npy"),
                fast ? pm::kernels::parameter_gradient(a, x, g) : pm::parameter_gradient(a, x, g),
                d.parameters);

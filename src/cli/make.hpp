@@ -8,6 +8,7 @@
 
 #include "args.hpp"
 #include "pm/io/model_writer.hpp"
+#include "pm/io/torch_layout.hpp"
 #include "pm/layers.hpp"
 #include "pm/validate/probe.hpp"
 
@@ -118,28 +119,6 @@ inline MakeArgs parse_make(int argc, char **argv, int first,
   return a;
 }
 
-// The flat index of a multi-index of `from` in the layout whose axis j is
-// axis order[j] of `from`.
-inline pm::FinMap relayout_map(const pm::Shape &from, const std::vector<pm::Index> &order) {
-  std::vector<pm::Index> ext;
-  for (pm::Index j : order) ext.push_back(from.extents()[j]);
-  const pm::Shape to(ext);
-  std::vector<pm::Index> images(from.size());
-  for (pm::Index f = 0; f < from.size(); ++f) {
-    const auto m = from.multi(f);
-    std::vector<pm::Index> t;
-    for (pm::Index j : order) t.push_back(m[j]);
-    images[f] = to.flat(t);
-  }
-  return pm::FinMap(to.size(), std::move(images));
-}
-
-inline pm::Shape permuted(const pm::Shape &s, const std::vector<pm::Index> &order) {
-  std::vector<pm::Index> ext;
-  for (pm::Index j : order) ext.push_back(s.extents()[j]);
-  return pm::Shape(ext);
-}
-
 inline pm::io::Json make_layer_json(const MakeArgs &a) {
   using pm::Index;
   using Q = pm::Rational;
@@ -177,30 +156,16 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
                        per_axis("stride", 1),
                        per_axis("dilation", 1),
                        a.has("groups") ? a.size("groups") : 1};
-  pm::ParametricSpan<Q> span = a.has("transpose") ? pm::conv_transpose<Q>(c) : pm::conv<Q>(c);
-  pm::Shape x = c.input_shape(), y = c.output_shape(), p = c.parameter_shape();
-  if (a.has("transpose")) std::swap(x, y);
+  pm::io::ShapedSpan made{a.has("transpose") ? pm::conv_transpose<Q>(c) : pm::conv<Q>(c),
+                          c.input_shape(), c.output_shape(), c.parameter_shape()};
+  if (a.has("transpose")) std::swap(made.source, made.target);
   const std::string layout = a.text("layout", "pm");
   pm::require(layout == "pm" || layout == "torch", "--layout: is '", layout,
               "', expected pm or torch");
-  if (layout == "torch") {
-    // Channel first: (position…, c) → (c, position…); parameters
-    // (k…, c_in/g, c_out) → (c_out, c_in/g, k…).
-    std::vector<Index> space{r}, param{r + 1, r};
-    for (Index j = 0; j < r; ++j) {
-      space.push_back(j);
-      param.push_back(j);
-    }
-    span.span.s = pm::compose(relayout_map(x, space), span.span.s);
-    span.span.t = pm::compose(relayout_map(y, space), span.span.t);
-    span.pi = pm::compose(relayout_map(p, param), span.pi);
-    x = permuted(x, space);
-    y = permuted(y, space);
-    p = permuted(p, param);
-  }
+  if (layout == "torch") made = pm::io::conv_in_torch_layout(std::move(made), r);
   return pm::io::layer_json(std::string(a.has("transpose") ? "conv transpose " : "conv ") +
                                 std::to_string(r) + "d",
-                            x, y, p, true, span);
+                            made.source, made.target, made.parameters, true, made.span);
 }
 
 inline pm::io::Json make_machine_json(const MakeArgs &a) {
@@ -260,6 +225,9 @@ inline int run_probe(const Args &args) {
   pm::require(layer != nullptr, args.positional[0],
               ": field 'kind': expected \"layer\" (probes of machines: compare their samples "
               "with --against)");
+  pm::require(!layer->bias, args.positional[0],
+              ": probes are written for layers without a bias; probe the layer without its "
+              "'bias' field");
   const std::size_t n = pm::write_probes(*layer, args.get("out"), args.number("seed", 1, ~0ull));
   std::cout << "wrote " << n << " probe samples to " << args.get("out")
             << ": x.npy, w.npy, g.npy, probe.json\n";

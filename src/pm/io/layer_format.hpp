@@ -4,8 +4,12 @@
 // docs/formats.md, kind "layer"). Reading checks the structure (fields,
 // types, index ranges, sizes); the laws, grading compatibility included, are
 // the validator's business, so that a bad layer is answered with a
-// counterexample rather than a parse error.
-#include "pm/io/span_format.hpp"
+// counterexample rather than a parse error. A layer is given by its edges
+// (span_format.hpp) or by a constructor's name (named_layer.hpp), with an
+// optional bias.
+#include "pm/category/batch.hpp"
+#include "pm/io/named_layer.hpp"
+#include "pm/layers/coproduct.hpp"
 
 namespace pm::io {
 
@@ -20,14 +24,43 @@ struct LayerDescription {
   ParametricSpan<Rational> span;
   std::optional<std::vector<double>> weights; // row-major over `parameters`
   std::optional<Grading> source_grading, target_grading;
+  // With a bias the span is the copairing [L, b] : X ⊔ {•} → Y of the layer
+  // with a span from the one-point space, whose point • (the last of the
+  // span's source) takes the value 1: `source` stays X, the user's shape,
+  // and `parameters` is flat, the layer's parameters then the bias's.
+  bool bias = false;
 };
 
+// The span's input for inputs x on the source: x extended by 1 at the bias
+// point when the layer has a bias.
+template <class S> Batch<S> span_input(const LayerDescription &d, const Batch<S> &x) {
+  if (!d.bias) return x;
+  Batch<S> out(x.rows + 1, x.cols, S(1));
+  for (Index b = 0; b < x.cols; ++b)
+    for (Index i = 0; i < x.rows; ++i) out(i, b) = x(i, b);
+  return out;
+}
+
+// A function on the span's source restricted to the layer's source: the
+// bias point dropped (e.g. from the input gradient).
+template <class S> Batch<S> source_part(const LayerDescription &d, const Batch<S> &g) {
+  if (!d.bias) return g;
+  Batch<S> out(g.rows - 1, g.cols);
+  for (Index b = 0; b < g.cols; ++b)
+    for (Index i = 0; i + 1 < g.rows; ++i) out(i, b) = g(i, b);
+  return out;
+}
+
 // The header shared by every file: {"pmach": 1, "kind": <kind>, "name": …}.
-inline std::string read_header(const Field &root, const std::string &kind) {
+// An element written inline in a sequence may leave out "pmach" and "kind".
+inline std::string read_header(const Field &root, const std::string &kind,
+                               bool inline_element = false) {
   if (!root.json().is_object()) root.fail("a JSON object");
-  root.at("pmach").as_int(format_version, format_version);
-  const Field k = root.at("kind");
-  if (k.as_string() != kind) k.fail("\"" + kind + "\"");
+  if (!inline_element || root.has("pmach")) root.at("pmach").as_int(format_version, format_version);
+  if (!inline_element || root.has("kind")) {
+    const Field k = root.at("kind");
+    if (k.as_string() != kind) k.fail("\"" + kind + "\"");
+  }
   // The name is shown in tables and graphs: kept to one printable line.
   return root.has("name") ? printable(root.at("name").as_string(), 200) : std::string();
 }
@@ -39,34 +72,110 @@ inline std::optional<std::vector<double>> read_weights(const Field &root, const 
   const std::string path = w->as_path();
   NpyArray a = read_npy(path);
   require(a.shape == shape.extents(), path, ": npy field 'shape': expected the shape of ",
-          root.file(), " /parameters");
+          root.file(), " ", root.pointer(), " parameters");
   return std::move(a.data);
 }
 
-inline LayerDescription parse_layer(const Json &json, const std::string &file) {
-  const Field root(json, file);
+// A bias on Y: the span {•} ← Y → Y with one edge into every y, whose
+// parameter is y's coordinates on the listed axes ({"axes": [a, …]}; [] is one
+// bias for all). "bias": true means one bias per channel of a named layer.
+struct Bias {
+  ParametricSpan<Rational> span;
+  Shape parameters;
+  std::optional<std::vector<double>> weights;
+};
+
+inline std::optional<Bias> read_bias(const Field &f, const Shape &target,
+                                     std::optional<Index> channel_axis) {
+  std::vector<Index> axes;
+  if (f.json().is_boolean()) {
+    if (!f.as_bool()) return std::nullopt;
+    if (!channel_axis)
+      f.fail("{\"axes\": [...]} (a layer given by its edges has no channel axis for true)");
+    axes = {*channel_axis};
+  } else {
+    f.allow_only({"axes", "weights"});
+    const Field list = f.at("axes");
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (target.rank() == 0) list[k].fail("no axis: the target has rank 0");
+      const Index a = list[k].as_size(0, target.rank() - 1);
+      if (std::find(axes.begin(), axes.end(), a) != axes.end())
+        list[k].fail("an axis not listed before");
+      axes.push_back(a);
+    }
+  }
+  Bias b;
+  b.parameters = permuted(target, axes);
+  const Index n = target.size();
+  FinMap pi(b.parameters.size(), std::vector<Index>(n));
+  std::vector<Index> p(axes.size());
+  for (Index y = 0; y < n; ++y) {
+    const auto m = target.multi(y);
+    for (std::size_t k = 0; k < axes.size(); ++k) p[k] = m[axes[k]];
+    pi.images[y] = b.parameters.flat(p);
+  }
+  b.span = ParametricSpan<Rational>{
+      Span<Rational>{terminal_map(n), identity_map(n), Measure<Rational>(n, Rational(1))},
+      std::move(pi)};
+  if (!f.json().is_boolean()) b.weights = read_weights(f, b.parameters);
+  return b;
+}
+
+// A layer object: a whole file, or an element of a sequence written inline.
+inline LayerDescription parse_layer(const Field &root, bool inline_element) {
   LayerDescription d;
-  d.file = file;
-  d.name = read_header(root, "layer");
-  root.allow_only(
-      {"pmach", "kind", "name", "source", "target", "parameters", "edges", "weights", "grading"});
-  d.source = read_space(root.at("source"));
-  d.target = read_space(root.at("target"));
-  d.has_parameters = root.has("parameters");
-  if (d.has_parameters) d.parameters = read_space(root.at("parameters"));
-  d.span = read_edges(root.at("edges"), d.source, d.target, d.parameters, d.has_parameters);
-  d.span.validate(file + " /edges");
+  d.file = root.file();
+  d.name = read_header(root, "layer", inline_element);
+  std::optional<Index> channel_axis;
+  if (root.has("layer")) {
+    NamedLayer named = read_named_layer(root);
+    d.source = named.layer.source;
+    d.target = named.layer.target;
+    d.parameters = named.layer.parameters;
+    d.has_parameters = true;
+    d.span = std::move(named.layer.span);
+    channel_axis = named.channel_axis;
+  } else {
+    root.allow_only({"pmach", "kind", "name", "source", "target", "parameters", "edges", "weights",
+                     "grading", "bias"});
+    d.source = read_space(root.at("source"));
+    d.target = read_space(root.at("target"));
+    d.has_parameters = root.has("parameters");
+    if (d.has_parameters) d.parameters = read_space(root.at("parameters"));
+    d.span = read_edges(root.at("edges"), d.source, d.target, d.parameters, d.has_parameters);
+  }
+  d.span.validate(d.file + " " + root.pointer() + " edges");
   if (d.has_parameters)
     d.weights = read_weights(root, d.parameters);
   else if (root.has("weights"))
     root.at("weights").fail("no weights: the layer has no 'parameters'");
   if (const auto g = root.find("grading")) {
+    if (root.has("bias")) g->fail("no grading: a layer with a bias is not graded");
     g->allow_only({"source", "target"});
     d.source_grading = read_grading(g->at("source"), d.source);
     d.target_grading = read_grading(g->at("target"), d.target);
     renumber_levels({&*d.source_grading, &*d.target_grading});
   }
+  if (const auto f = root.find("bias")) {
+    if (!d.has_parameters)
+      f->fail("no bias: a layer without 'parameters' has no weights to add one to");
+    if (std::optional<Bias> b = read_bias(*f, d.target, channel_axis)) {
+      if (bool(d.weights) != bool(b->weights))
+        (d.weights ? root.at("weights") : f->at("weights"))
+            .fail("default weights for both the layer ('weights') and its bias ('bias/weights')");
+      if (d.weights) d.weights->insert(d.weights->end(), b->weights->begin(), b->weights->end());
+      require(d.parameters.size() + b->parameters.size() <= max_space_size, d.file, ": ",
+              f->pointer(), ": expected at most ", max_space_size, " parameters with the bias");
+      d.parameters = Shape({d.parameters.size() + b->parameters.size()});
+      d.span = copair(d.span, b->span);
+      d.bias = true;
+    }
+  }
   return d;
+}
+
+inline LayerDescription parse_layer(const Json &json, const std::string &file) {
+  return parse_layer(Field(json, file), false);
 }
 
 inline LayerDescription read_layer(const std::string &path) {

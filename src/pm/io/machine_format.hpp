@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "pm/io/bounds.hpp"
-#include "pm/io/layer_format.hpp"
+#include "pm/io/sequence_format.hpp"
 #include "pm/layers/seed_machines.hpp"
 
 namespace pm::io {
@@ -197,7 +197,8 @@ inline MachineDescription parse_machine(const Json &json, const std::string &fil
   return d;
 }
 
-// A model file: a layer or a machine, told apart by "kind".
+// A model file: a layer (a sequence of layers is one) or a machine, told
+// apart by "kind".
 using ModelDescription = std::variant<LayerDescription, MachineDescription>;
 
 inline ModelDescription parse_model(const Json &json, const std::string &file) {
@@ -205,8 +206,9 @@ inline ModelDescription parse_model(const Json &json, const std::string &file) {
   if (!root.json().is_object()) root.fail("a JSON object");
   const Field kind = root.at("kind");
   if (kind.as_string() == "layer") return parse_layer(json, file);
+  if (kind.as_string() == "sequence") return parse_sequence(root, 0, false);
   if (kind.as_string() == "machine") return parse_machine(json, file);
-  kind.fail("\"layer\" or \"machine\"");
+  kind.fail("\"layer\", \"sequence\" or \"machine\"");
 }
 
 inline ModelDescription read_model(const std::string &path) {

@@ -38,6 +38,13 @@ inline Shape read_extents(const Field &list, Index max_total, const char *what) 
   return Shape(std::move(extents));
 }
 
+// (n_0, n_1, …), for messages.
+inline std::string shape_text(const Shape &s) {
+  std::string t = "(";
+  for (std::size_t j = 0; j < s.rank(); ++j) t += (j ? ", " : "") + std::to_string(s.extents()[j]);
+  return t + ")";
+}
+
 // {"shape": [n_0, …]}: a shaped space, row-major; [] is the one-point space.
 inline Shape read_space(const Field &f) {
   f.allow_only({"shape"});

@@ -86,9 +86,11 @@ inline Report lint_layer(const io::LayerDescription &d, const io::Json &json,
   using namespace validation;
   Report rep;
   const io::Field root(json, d.file);
-  for (auto &r :
-       dropped_edges(root.at("edges"), d.source, d.target, d.parameters, d.has_parameters, subject))
-    rep.results.push_back(std::move(r));
+  // Only a layer given by affine maps has candidate edges to drop.
+  if (const auto edges = root.find("edges"); edges && !root.has("bias"))
+    for (auto &r :
+         dropped_edges(*edges, d.source, d.target, d.parameters, d.has_parameters, subject))
+      rep.results.push_back(std::move(r));
   std::optional<std::vector<bool>> valid;
   if (d.source_grading) {
     std::vector<bool> v(d.span.parameters(), true);

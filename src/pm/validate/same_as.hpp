@@ -12,11 +12,7 @@ namespace pm {
 
 namespace validation {
 
-inline std::string shape_text(const Shape &s) {
-  std::string t = "(";
-  for (std::size_t j = 0; j < s.rank(); ++j) t += (j ? ", " : "") + std::to_string(s.extents()[j]);
-  return t + ")";
-}
+using io::shape_text;
 
 // A failing row when two shapes differ, else nothing.
 inline std::optional<LawResult> shape_mismatch(const char *space, const Shape &a, const Shape &b,

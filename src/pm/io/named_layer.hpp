@@ -1,0 +1,166 @@
+#pragma once
+// A layer given by its constructor's name and hyper-parameters instead of its
+// edges (docs/formats.md §2.5): {"layer": "dense" | "conv" | "graph", …,
+// "layout": "pm" | "torch"}. The spaces and the parameter shape follow from
+// the hyper-parameters, each in one documented layout per layer; "layout":
+// "torch" relabels them so that PyTorch's weight tensor is the parameter
+// array unchanged (torch_layout.hpp). Every size is bounded before the span
+// is built, as for the seed machines.
+#include "pm/io/span_format.hpp"
+#include "pm/io/torch_layout.hpp"
+#include "pm/layers/conv.hpp"
+#include "pm/layers/dense.hpp"
+#include "pm/layers/graph_conv.hpp"
+
+namespace pm::io {
+
+// A constructed layer and the axis of its target that holds the channels
+// (what "bias": true gives one bias per entry of).
+struct NamedLayer {
+  ShapedSpan layer;
+  Index channel_axis = 0;
+};
+
+namespace detail {
+
+// "layout": "pm" (the default) or "torch".
+inline bool torch_layout(const Field &root) {
+  const auto f = root.find("layout");
+  if (!f) return false;
+  const std::string l = f->as_string();
+  if (l != "pm" && l != "torch") f->fail("\"pm\" or \"torch\"");
+  return l == "torch";
+}
+
+// A product of sizes, refused above `bound` (computed in double: no overflow).
+inline void require_product(const Field &f, double product, Index bound, const char *what) {
+  require(product <= double(bound), f.file(), ": ", f.pointer(), ": the layer would have ", product,
+          " ", what, ", expected at most ", bound);
+}
+
+// One integer per spatial axis (`rank` of them), or `fallback` when absent.
+inline std::vector<Index> per_axis(const Field &root, const char *key, Index rank, Index lo,
+                                   Index fallback) {
+  const auto f = root.find(key);
+  if (!f) return std::vector<Index>(rank, fallback);
+  if (f->size() != rank)
+    f->fail("an array of " + std::to_string(rank) + " integers (one per spatial axis)");
+  std::vector<Index> v;
+  for (std::size_t j = 0; j < rank; ++j) v.push_back((*f)[j].as_size(lo, max_space_size));
+  return v;
+}
+
+inline NamedLayer read_dense(const Field &root) {
+  root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "in", "out"});
+  const DenseSpec d{root.at("in").as_size(1, max_space_size),
+                    root.at("out").as_size(1, max_space_size), false};
+  require_product(root, double(d.in) * double(d.out), max_edges, "weights");
+  // pm: W(in, out), the seed's layout; torch: Linear's W(out, in).
+  ShapedSpan a{dense<Rational>(d), Shape({d.in}), Shape({d.out}), Shape({d.in, d.out})};
+  if (torch_layout(root)) a = relayout(std::move(a), {}, {}, {1, 0});
+  return {std::move(a), 0};
+}
+
+inline NamedLayer read_conv(const Field &root) {
+  root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "in", "out",
+                   "size", "kernel", "stride", "dilation", "padding", "padding_hi", "groups",
+                   "transpose"});
+  const bool transposed = root.has("transpose") && root.at("transpose").as_bool();
+  const Field size = root.at("size");
+  if (size.size() < 1 || size.size() > 8) size.fail("an array of 1 to 8 spatial extents");
+  const Index r = size.size();
+  ConvSpec c;
+  for (std::size_t j = 0; j < r; ++j) c.spatial.push_back(size[j].as_size(1, max_space_size));
+  // A transposed convolution is the adjoint of the convolution from its
+  // target to its source: "in" and "out" are the transposed layer's own.
+  const Index in = root.at("in").as_size(1, max_space_size);
+  const Index out = root.at("out").as_size(1, max_space_size);
+  c.in_channels = transposed ? out : in;
+  c.out_channels = transposed ? in : out;
+  root.at("kernel"); // required: fails here when absent
+  c.kernel = per_axis(root, "kernel", r, 1, 1);
+  c.stride = per_axis(root, "stride", r, 1, 1);
+  c.dilation = per_axis(root, "dilation", r, 1, 1);
+  c.pad_lo = per_axis(root, "padding", r, 0, 0);
+  c.pad_hi = root.has("padding_hi") ? per_axis(root, "padding_hi", r, 0, 0) : c.pad_lo;
+  c.groups = root.has("groups") ? root.at("groups").as_size(1, max_space_size) : 1;
+  try {
+    c.validate();
+  } catch (const Error &e) {
+    pm::detail::fail(root.file(), ": ", root.pointer(), ": ", e.what());
+  }
+  double positions_in = c.in_channels, positions_out = c.out_channels,
+         edges = double(c.out_channels) * double(c.in_channels / c.groups);
+  const std::vector<Index> o = c.output_extents();
+  for (Index j = 0; j < r; ++j) {
+    positions_in *= double(c.spatial[j]);
+    positions_out *= double(o[j]);
+    edges *= double(o[j]) * double(c.kernel[j]);
+  }
+  require_product(root, std::max(positions_in, positions_out), max_space_size, "points in a space");
+  require_product(root, edges, max_edges, "edges");
+  ShapedSpan a{transposed ? conv_transpose<Rational>(c) : conv<Rational>(c), c.input_shape(),
+               c.output_shape(), c.parameter_shape()};
+  if (transposed) std::swap(a.source, a.target);
+  if (torch_layout(root)) return {conv_in_torch_layout(std::move(a), r), 0};
+  return {std::move(a), r};
+}
+
+inline NamedLayer read_graph(const Field &root) {
+  root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "nodes", "edges",
+                   "c_in", "c_out", "normalisation", "self_loops"});
+  GraphConvSpec g;
+  g.nodes = root.at("nodes").as_size(1, max_space_size);
+  g.in_channels = root.at("c_in").as_size(1, max_space_size);
+  g.out_channels = root.at("c_out").as_size(1, max_space_size);
+  g.self_loops = root.has("self_loops") && root.at("self_loops").as_bool();
+  const Field edges = root.at("edges");
+  const double channel_pairs = double(g.in_channels) * double(g.out_channels);
+  require_product(root, double(g.nodes) * double(std::max(g.in_channels, g.out_channels)),
+                  max_space_size, "points in a space");
+  require_product(edges,
+                  (double(edges.size()) + (g.self_loops ? double(g.nodes) : 0.0)) * channel_pairs,
+                  max_edges, "edges (graph edges × channel pairs)");
+  for (std::size_t e = 0; e < edges.size(); ++e) {
+    const Field uv = edges[e];
+    if (uv.size() != 2) uv.fail("a pair [u, v] of node indices (an edge from u into v)");
+    g.edges.emplace_back(uv[0].as_size(0, g.nodes - 1), uv[1].as_size(0, g.nodes - 1));
+  }
+  if (const auto n = root.find("normalisation")) {
+    const std::string name = n->as_string();
+    if (name == "sum")
+      g.norm = GraphNorm::sum;
+    else if (name == "mean")
+      g.norm = GraphNorm::mean;
+    else if (name == "symmetric")
+      g.norm = GraphNorm::symmetric;
+    else
+      n->fail("\"sum\", \"mean\" or \"symmetric\"");
+  }
+  ShapedSpan a;
+  try {
+    a.span = graph_conv<Rational>(g); // symmetric: exact only for square degrees
+  } catch (const Error &e) {
+    pm::detail::fail(root.file(), ": ", root.at("normalisation").pointer(), ": ", e.what());
+  }
+  a.source = Shape({g.nodes, g.in_channels});
+  a.target = Shape({g.nodes, g.out_channels});
+  a.parameters = Shape({g.in_channels, g.out_channels});
+  // torch: the weight of torch.nn.Linear (and of PyTorch Geometric's
+  // GraphConv/GCNConv), W(c_out, c_in); node features stay (node, channel).
+  if (torch_layout(root)) a = relayout(std::move(a), {}, {}, {1, 0});
+  return {std::move(a), 1};
+}
+
+} // namespace detail
+
+inline NamedLayer read_named_layer(const Field &root) {
+  const Field kind = root.at("layer");
+  const std::string k = kind.as_string();
+  if (k == "dense") return detail::read_dense(root);
+  if (k == "conv") return detail::read_conv(root);
+  if (k == "graph") return detail::read_graph(root);
+  kind.fail("\"dense\", \"conv\" or \"graph\"");
+}
+
+} // namespace pm::io

@@ -1,0 +1,83 @@
+#pragma once
+// PyTorch's layout of a layer's spaces and parameters (docs/formats.md §2.5).
+// A parametric span does not care how its spaces are enumerated: renaming
+// the points of X, Y or P by a bijection gives an isomorphic span, with the
+// same layer up to that renaming of inputs, outputs and weights. So any
+// framework's weight tensor is the parameter array unchanged once π sends
+// each edge to the flat index its weight has in that tensor: the layout is a
+// choice of π (and of s, t), never a copy or a transposition of the weights.
+// Here the choice is a permutation of axes: (position…, channel) becomes
+// (channel, position…) and (kernel…, c_in/groups, c_out) becomes
+// (c_out, c_in/groups, kernel…), PyTorch's Conv weight W(O, C/groups, k…).
+#include <utility>
+#include <vector>
+
+#include "pm/category/parametric_span.hpp"
+
+namespace pm::io {
+
+// The shape whose axis j is axis order[j] of s.
+inline Shape permuted(const Shape &s, const std::vector<Index> &order) {
+  std::vector<Index> ext;
+  for (Index j : order) ext.push_back(s.extents()[j]);
+  return Shape(ext);
+}
+
+// The flat index of each point of `from` in permuted(from, order).
+inline FinMap relayout_map(const Shape &from, const std::vector<Index> &order) {
+  const Shape to = permuted(from, order);
+  std::vector<Index> images(from.size());
+  std::vector<Index> t(order.size());
+  for (Index f = 0; f < from.size(); ++f) {
+    const auto m = from.multi(f);
+    for (std::size_t j = 0; j < order.size(); ++j) t[j] = m[order[j]];
+    images[f] = to.flat(t);
+  }
+  return FinMap(to.size(), std::move(images));
+}
+
+// A layer with its spaces, as the reader and `pmach make` hand it on.
+struct ShapedSpan {
+  ParametricSpan<Rational> span;
+  Shape source, target, parameters;
+};
+
+// Relabels source, target and parameters of `a` by the axis permutations
+// given (an empty order keeps that space as it is).
+inline ShapedSpan relayout(ShapedSpan a, const std::vector<Index> &source_order,
+                           const std::vector<Index> &target_order,
+                           const std::vector<Index> &parameter_order) {
+  if (!source_order.empty()) {
+    a.span.span.s = compose(relayout_map(a.source, source_order), a.span.span.s);
+    a.source = permuted(a.source, source_order);
+  }
+  if (!target_order.empty()) {
+    a.span.span.t = compose(relayout_map(a.target, target_order), a.span.span.t);
+    a.target = permuted(a.target, target_order);
+  }
+  if (!parameter_order.empty()) {
+    a.span.pi = compose(relayout_map(a.parameters, parameter_order), a.span.pi);
+    a.parameters = permuted(a.parameters, parameter_order);
+  }
+  return a;
+}
+
+// (position…, channel) → (channel, position…) for `rank` positions.
+inline std::vector<Index> channel_first(Index rank) {
+  std::vector<Index> order{rank};
+  for (Index j = 0; j < rank; ++j) order.push_back(j);
+  return order;
+}
+
+// A convolution of `rank` spatial axes (conv() or conv_transpose(), whose
+// parameters are (kernel…, c_in/groups, c_out) either way) in PyTorch's
+// layout: channels first, parameters (c_out, c_in/groups, kernel…) — the
+// weight of ConvNd, and of ConvTransposeNd, which is that of the
+// convolution it transposes.
+inline ShapedSpan conv_in_torch_layout(ShapedSpan a, Index rank) {
+  std::vector<Index> param{rank + 1, rank};
+  for (Index j = 0; j < rank; ++j) param.push_back(j);
+  return relayout(std::move(a), channel_first(rank), channel_first(rank), param);
+}
+
+} // namespace pm::io
