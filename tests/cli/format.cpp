@@ -240,6 +240,11 @@ TEST_CASE("format additions: bad input is one line naming file, field and expect
     "t": {"matrix": [[1, 0]]}, "pi": {"matrix": [[1, 0], [0, 1]]}}, )";
   bad("bias_axis.json", head + dense + R"("bias": {"axes": [1]}})",
       "bias_axis.json: /bias/axes/0: expected an integer in [0, 0], found 1");
+  bad("bias_big.json",
+      head + R"("layer": "conv", "in": 1, "out": 4, "size": [1024, 1024], "kernel": [1, 1],
+        "bias": true})",
+      "bias_big.json: /bias: the layer would have 8388608 edges with its bias (one per target "
+      "point), expected at most 4194304");
   bad("bias_true.json", head + dense + R"("bias": true})",
       "bias_true.json: /bias: expected {\"axes\": [...]} (a layer given by its edges has no "
       "channel axis for true)");
@@ -273,6 +278,12 @@ TEST_CASE("format additions: bad input is one line naming file, field and expect
       "seq_missing.json: /layers/0: expected the name of an existing regular file");
   bad("seq_kind.json", seq + R"({"kind": "machine", "layer": "dense", "in": 1, "out": 1}]})",
       "seq_kind.json: /layers/0/kind: expected \"layer\", found \"machine\"");
+  // Each layer and composite is within its own bound; together they are not.
+  const std::string big =
+      R"({"layer": "conv", "in": 1, "out": 1, "size": [4194304], "kernel": [1]})";
+  bad("seq_work.json", seq + big + ", " + big + ", " + big + "]}",
+      "seq_work.json: /layers/2: the layers so far have 2.09715e+07 edges with their composites, "
+      "expected at most 1.67772e+07 in a sequence");
   bad("seq_big.json",
       seq + R"({"layer": "dense", "in": 2048, "out": 2048}, {"layer": "dense", "in": 2048,
         "out": 2048}]})",

@@ -159,6 +159,9 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element) {
   if (const auto f = root.find("bias")) {
     if (!d.has_parameters)
       f->fail("no bias: a layer without 'parameters' has no weights to add one to");
+    require(d.span.apex() + d.target.size() <= max_edges, d.file, ": ", f->pointer(),
+            ": the layer would have ", d.span.apex() + d.target.size(),
+            " edges with its bias (one per target point), expected at most ", max_edges);
     if (std::optional<Bias> b = read_bias(*f, d.target, channel_axis)) {
       if (bool(d.weights) != bool(b->weights))
         (d.weights ? root.at("weights") : f->at("weights"))

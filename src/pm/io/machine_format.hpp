@@ -206,7 +206,10 @@ inline ModelDescription parse_model(const Json &json, const std::string &file) {
   if (!root.json().is_object()) root.fail("a JSON object");
   const Field kind = root.at("kind");
   if (kind.as_string() == "layer") return parse_layer(json, file);
-  if (kind.as_string() == "sequence") return parse_sequence(root, 0, false);
+  if (kind.as_string() == "sequence") {
+    double built = 0;
+    return parse_sequence(root, 0, false, built);
+  }
   if (kind.as_string() == "machine") return parse_machine(json, file);
   kind.fail("\"layer\", \"sequence\" or \"machine\"");
 }

@@ -15,8 +15,13 @@ namespace pm::io {
 // and elements of one sequence.
 inline constexpr std::size_t max_sequence_depth = 8;
 inline constexpr std::size_t max_sequence_layers = 256;
+// Edges built in reading one sequence, its layers' and the composites',
+// so that many large layers cannot add up to an unbounded amount of work.
+inline constexpr double max_sequence_edges = double(max_edges) * 4;
 
-inline LayerDescription parse_sequence(const Field &root, std::size_t depth, bool inline_element);
+// `built` counts the edges built so far in reading the outermost sequence.
+inline LayerDescription parse_sequence(const Field &root, std::size_t depth, bool inline_element,
+                                       double &built);
 
 namespace detail {
 
@@ -25,16 +30,25 @@ inline bool is_sequence(const Field &f) {
 }
 
 // Element f of a sequence at nesting `depth`: an inline object or a file name.
-inline LayerDescription read_element(const Field &f, std::size_t depth) {
+inline LayerDescription read_element(const Field &f, std::size_t depth, double &built) {
   require(depth < max_sequence_depth, f.file(), ": ", f.pointer(), ": expected at most ",
           max_sequence_depth, " nested sequences (does a file name itself?)");
+  std::optional<Json> json;
+  std::optional<Field> root;
   if (f.json().is_string()) {
     const std::string path = f.as_path();
-    const Json json = read_json(path);
-    const Field root(json, path);
-    return is_sequence(root) ? parse_sequence(root, depth + 1, false) : parse_layer(root, false);
+    json = read_json(path);
+    root.emplace(*json, path);
+  } else {
+    root.emplace(f);
   }
-  return is_sequence(f) ? parse_sequence(f, depth + 1, true) : parse_layer(f, true);
+  if (is_sequence(*root)) return parse_sequence(*root, depth + 1, !json, built);
+  LayerDescription l = parse_layer(*root, !json);
+  built += double(l.span.apex());
+  require(built <= max_sequence_edges, f.file(), ": ", f.pointer(), ": the layers so far have ",
+          built, " edges with their composites, expected at most ", max_sequence_edges,
+          " in a sequence");
+  return l;
 }
 
 // The edges of compose(b, a), counted without building them: one per pair of
@@ -50,7 +64,8 @@ inline double composite_edges(const ParametricSpan<Rational> &a,
 
 } // namespace detail
 
-inline LayerDescription parse_sequence(const Field &root, std::size_t depth, bool inline_element) {
+inline LayerDescription parse_sequence(const Field &root, std::size_t depth, bool inline_element,
+                                       double &built) {
   const std::string name = read_header(root, "sequence", inline_element);
   root.allow_only({"pmach", "kind", "name", "layers"});
   const Field layers = root.at("layers");
@@ -61,7 +76,7 @@ inline LayerDescription parse_sequence(const Field &root, std::size_t depth, boo
   std::optional<std::vector<double>> weights = std::vector<double>{1.0};
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const Field f = layers[k];
-    LayerDescription l = detail::read_element(f, depth);
+    LayerDescription l = detail::read_element(f, depth, built);
     const std::string where = root.file() + ": " + f.pointer();
     require(!l.source_grading, where, ": expected a layer without 'grading' in a sequence");
     parameter_axes.insert(parameter_axes.end(), l.parameters.extents().begin(),
@@ -87,6 +102,10 @@ inline LayerDescription parse_sequence(const Field &root, std::size_t depth, boo
     const double edges = detail::composite_edges(d.span, l.span);
     require(edges <= double(max_edges), where, ": the composite would have ", edges,
             " edges, expected at most ", max_edges);
+    built += edges;
+    require(built <= max_sequence_edges, where, ": the layers so far have ", built,
+            " edges with their composites, expected at most ", max_sequence_edges,
+            " in a sequence");
     d.span = compose(l.span, d.span);
     d.target = l.target;
     d.parameters = Shape({Index(parameters)}); // the running size; shaped below
