@@ -257,7 +257,7 @@ TEST_CASE("format additions: bad input is one line naming file, field and expect
   npy("dense_w.npy", {2, 3}, {1, 2, 3, 4, 5, 6});
   bad("bias_weights.json",
       head + dense + R"("weights": "dense_w.npy", "bias": {"axes": [0], "weights": "b2.npy"}})",
-      "b2.npy: npy field 'shape': expected the shape of ");
+      "b2.npy: npy field 'shape': expected (2), the parameter shape of ");
   bad("bias_half.json", head + dense + R"("weights": "dense_w.npy", "bias": {"axes": [0]}})",
       "bias_half.json: /weights: expected default weights for both the layer ('weights') and its "
       "bias");

@@ -71,8 +71,8 @@ inline std::optional<std::vector<double>> read_weights(const Field &root, const 
   if (!w) return std::nullopt;
   const std::string path = w->as_path();
   NpyArray a = read_npy(path);
-  require(a.shape == shape.extents(), path, ": npy field 'shape': expected the shape of ",
-          root.file(), " ", root.pointer(), " parameters");
+  require(a.shape == shape.extents(), path, ": npy field 'shape': expected ", shape_text(shape),
+          ", the parameter shape of ", root.file(), " ", root.pointer());
   return std::move(a.data);
 }
 
@@ -85,11 +85,9 @@ struct Bias {
   std::optional<std::vector<double>> weights;
 };
 
-inline std::optional<Bias> read_bias(const Field &f, const Shape &target,
-                                     std::optional<Index> channel_axis) {
+inline Bias read_bias(const Field &f, const Shape &target, std::optional<Index> channel_axis) {
   std::vector<Index> axes;
-  if (f.json().is_boolean()) {
-    if (!f.as_bool()) return std::nullopt;
+  if (f.json().is_boolean()) { // true: false is no bias
     if (!channel_axis)
       f.fail("{\"axes\": [...]} (a layer given by its edges has no channel axis for true)");
     axes = {*channel_axis};
@@ -149,30 +147,33 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element) {
     d.weights = read_weights(root, d.parameters);
   else if (root.has("weights"))
     root.at("weights").fail("no weights: the layer has no 'parameters'");
+  // "bias": false is no bias.
+  const auto bias = root.find("bias");
+  const bool has_bias = bias && !(bias->json().is_boolean() && !bias->as_bool());
   if (const auto g = root.find("grading")) {
-    if (root.has("bias")) g->fail("no grading: a layer with a bias is not graded");
+    if (has_bias) g->fail("no grading: a layer with a bias is not graded");
     g->allow_only({"source", "target"});
     d.source_grading = read_grading(g->at("source"), d.source);
     d.target_grading = read_grading(g->at("target"), d.target);
     renumber_levels({&*d.source_grading, &*d.target_grading});
   }
-  if (const auto f = root.find("bias")) {
+  if (has_bias) {
+    const Field &f = *bias;
     if (!d.has_parameters)
-      f->fail("no bias: a layer without 'parameters' has no weights to add one to");
-    require(d.span.apex() + d.target.size() <= max_edges, d.file, ": ", f->pointer(),
+      f.fail("no bias: a layer without 'parameters' has no weights to add one to");
+    require(d.span.apex() + d.target.size() <= max_edges, d.file, ": ", f.pointer(),
             ": the layer would have ", d.span.apex() + d.target.size(),
             " edges with its bias (one per target point), expected at most ", max_edges);
-    if (std::optional<Bias> b = read_bias(*f, d.target, channel_axis)) {
-      if (bool(d.weights) != bool(b->weights))
-        (d.weights ? root.at("weights") : f->at("weights"))
-            .fail("default weights for both the layer ('weights') and its bias ('bias/weights')");
-      if (d.weights) d.weights->insert(d.weights->end(), b->weights->begin(), b->weights->end());
-      require(d.parameters.size() + b->parameters.size() <= max_space_size, d.file, ": ",
-              f->pointer(), ": expected at most ", max_space_size, " parameters with the bias");
-      d.parameters = Shape({d.parameters.size() + b->parameters.size()});
-      d.span = copair(d.span, b->span);
-      d.bias = true;
-    }
+    Bias b = read_bias(f, d.target, channel_axis);
+    if (bool(d.weights) != bool(b.weights))
+      (d.weights ? root.at("weights") : f.at("weights"))
+          .fail("default weights for both the layer ('weights') and its bias ('bias/weights')");
+    if (d.weights) d.weights->insert(d.weights->end(), b.weights->begin(), b.weights->end());
+    require(d.parameters.size() + b.parameters.size() <= max_space_size, d.file, ": ", f.pointer(),
+            ": expected at most ", max_space_size, " parameters with the bias");
+    d.parameters = Shape({d.parameters.size() + b.parameters.size()});
+    d.span = copair(d.span, b.span);
+    d.bias = true;
   }
   return d;
 }

@@ -87,7 +87,7 @@ inline Report lint_layer(const io::LayerDescription &d, const io::Json &json,
   Report rep;
   const io::Field root(json, d.file);
   // Only a layer given by affine maps has candidate edges to drop.
-  if (const auto edges = root.find("edges"); edges && !root.has("bias"))
+  if (const auto edges = root.find("edges"); edges && !d.bias)
     for (auto &r :
          dropped_edges(*edges, d.source, d.target, d.parameters, d.has_parameters, subject))
       rep.results.push_back(std::move(r));
