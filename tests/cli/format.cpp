@@ -139,6 +139,15 @@ TEST_CASE("named layers are the constructors of pmach make, in either layout") {
       write("transposed.json", R"({"pmach": 1, "kind": "layer", "layer": "conv", "in": 2,
         "out": 3, "size": [6], "kernel": [3], "stride": [2], "transpose": true, "layout": "torch"})");
   CHECK(pmach("check " + transposed + " --cases 2 --same-as " + made).code == 0);
+  // Layers with a bias compare too: the named dense in PyTorch's layout is
+  // dense_bias.json, W(out, in) then b.
+  const std::string dense_bias = write("named_dense_bias.json", R"({"pmach": 1, "kind": "layer",
+    "layer": "dense", "in": 3, "out": 2, "layout": "torch", "bias": true})");
+  CHECK(pmach("check " + dense_bias + " --cases 2 --same-as " + data + "/dense_bias.json").code ==
+        0);
+  CHECK(pmach("check " + data + "/conv2d_torch.json --cases 2 --same-as " + data +
+              "/conv2d_torch.json")
+            .code == 0);
   // A wrong layout is caught by the same comparison.
   const std::string pm_layout =
       write("pm_layout.json", R"({"pmach": 1, "kind": "layer", "layer": "conv", "in": 2,

@@ -70,8 +70,9 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
       row("CONF-SPAN-DIFF", subject, st, d.compared, opt.seed, prefix + to_text(d)));
 }
 
+// With a bias the span's source is X ⊔ {•}, flat: the bias point is last.
 inline SpaceShapes shapes_of(const io::LayerDescription &d) {
-  return {d.source, d.target, d.parameters, {}, {}, {}};
+  return {d.bias ? Shape({d.source.size() + 1}) : d.source, d.target, d.parameters, {}, {}, {}};
 }
 
 } // namespace validation
