@@ -1,0 +1,261 @@
+(* Backpropagation over the reals: the laws MACH-DERIVATIVE, DEPTH-DUAL and
+   MACH-BACKWARD of spec/machines.md for the graded span machine of
+   Machines.v over R, with derivatives in the sense of Coquelicot
+   (is_derive, the derivative of a function R -> R).
+
+   Differentiability is along lines: for a base point (y0, z0, w) and a
+   direction (dy0, dz0, dw) of the inputs and the parameters, the solution
+   at (y0 + t dy0, z0 + t dz0, w + t dw) is a function of t in R, and its
+   derivative at t = 0 is proved to exist and to be the solution of the
+   tangent machine. These are the directional (Gateaux) derivatives; that
+   they are those of a Frechet derivative is not stated here. The proofs
+   need no hypothesis about a tangent solution: the derivative is built
+   grade by grade, as the solver builds the solution. *)
+Require Import Reals.
+From Coquelicot Require Import Hierarchy Derive.
+From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp.analysis Require Import Rstruct.
+From PM Require Import Spans Machines.
+
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+
+Import GRing.Theory.
+Local Open Scope ring_scope.
+
+(* ------------------------------------------------------------------ *)
+(* Coquelicot's rules on R -> R, in the notation of MathComp's ring    *)
+(* structure on R (Rstruct).                                          *)
+
+(* f has the derivative l at x, for f : R -> R. *)
+Notation derives f x l := (is_derive (K:=R_AbsRing) (V:=R_NormedModule) f x l).
+
+Section Rules.
+
+Lemma dv_ext (f g : R -> R) (x l l' : R) :
+  derives f x l -> (forall t, f t = g t) -> l = l' -> derives g x l'.
+Proof. by move=> h e <-; apply: is_derive_ext h. Qed.
+
+Lemma dv_const (c x : R) : derives (fun _ => c) x 0.
+Proof. exact: (is_derive_const (V:=R_NormedModule)). Qed.
+
+Lemma dv_plus (f g : R -> R) (x df dg : R) : derives f x df -> derives g x dg ->
+  derives (fun t : R => f t + g t) x (df + dg).
+Proof. exact: is_derive_plus. Qed.
+
+Lemma dv_mul (f g : R -> R) (x df dg : R) : derives f x df -> derives g x dg ->
+  derives (fun t : R => f t * g t) x (df * g x + f x * dg).
+Proof. exact: is_derive_mult. Qed.
+
+Lemma dv_comp (f g : R -> R) (x df dg : R) : derives f (g x) df -> derives g x dg ->
+  derives (fun t : R => f (g t)) x (df * dg).
+Proof. by move=> hf hg; have := is_derive_comp _ _ _ _ _ hf hg; rewrite /scal /= /mult /= mulrC. Qed.
+
+(* t |-> c + t * v has the slope v. *)
+Lemma dv_line (c v x : R) : derives (fun t : R => c + t * v) x v.
+Proof.
+have id : derives (fun t : R => t) x 1 by exact: (is_derive_id (K:=R_AbsRing)).
+by have := dv_plus (dv_const c x) (dv_mul id (dv_const v x)); rewrite add0r mulr0 addr0 mul1r.
+Qed.
+
+(* A finite sum is derived term by term. *)
+Lemma dv_sum (I : Type) (r : seq I) (P : pred I) (F : I -> R -> R) (F' : I -> R) (x : R) :
+  (forall e, P e -> derives (F e) x (F' e)) ->
+  derives (fun t : R => \sum_(e <- r | P e) F e t) x (\sum_(e <- r | P e) F' e).
+Proof.
+move=> hF; elim: r => [|e r IH].
+  by apply: (dv_ext (dv_const 0 x)) => [t|]; rewrite big_nil.
+have step : derives (fun t : R => (if P e then F e t else 0) + \sum_(e <- r | P e) F e t) x
+                      ((if P e then F' e else 0) + \sum_(e <- r | P e) F' e).
+  by apply: (dv_plus _ IH); case Pe: (P e); [exact: hF Pe | exact: dv_const].
+by apply: (dv_ext step) => [t|]; rewrite big_cons; case: (P e); rewrite ?add0r.
+Qed.
+
+(* <g, phi(t)> is derived through its second argument. *)
+Lemma dv_dot n (g : 'I_n -> R) (phi : R -> 'I_n -> R) (phi' : 'I_n -> R) (x : R) :
+  (forall i, derives (fun t : R => phi t i) x (phi' i)) ->
+  derives (fun t : R => dot g (phi t)) x (dot g phi').
+Proof.
+move=> h; rewrite /dot; apply: dv_sum => i _.
+by apply: (dv_ext (dv_mul (dv_const (g i) x) (h i))) => //; rewrite mul0r add0r.
+Qed.
+
+End Rules.
+
+(* ------------------------------------------------------------------ *)
+(* The solver reads its inputs pointwise.                              *)
+
+Section Pointwise.
+
+Variables (n P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
+
+Lemma incoming_ext w w' z z' i : (forall p, w p = w' p) -> (forall j, z j = z' j) ->
+  incoming d a w z i = incoming d a w' z' i.
+Proof. by move=> ew ez; apply: eq_bigr => e _; rewrite ew ez. Qed.
+
+Lemma forward_ext sigma w w' y0 y0' z0 z0' :
+  (forall p, w p = w' p) -> (forall i, y0 i = y0' i) -> (forall i, z0 i = z0' i) ->
+  forall k i, (forward d a sigma w y0 z0 k).1 i = (forward d a sigma w' y0' z0' k).1 i /\
+              (forward d a sigma w y0 z0 k).2 i = (forward d a sigma w' y0' z0' k).2 i.
+Proof.
+move=> ew ey ez; elim=> [|k IH] i //=.
+have ei : incoming d a w (forward d a sigma w y0 z0 k).2 i =
+          incoming d a w' (forward d a sigma w' y0' z0' k).2 i.
+  by apply: incoming_ext => // j; case: (IH j).
+by case: (IH i) => e1 e2; case: eqP => _; rewrite ?ey ?ez ?ei ?e1 ?e2.
+Qed.
+
+End Pointwise.
+
+(* ------------------------------------------------------------------ *)
+(* The derivative of the solution (MACH-DERIVATIVE).                   *)
+
+Section Derivative.
+
+Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
+Hypothesis grading : is_grading D d.
+
+(* sigma i is differentiable everywhere, with derivative sigma' i. *)
+Variables (sigma sigma' : 'I_n -> R -> R).
+Hypothesis sigma_derive : forall i v, derives (sigma i) v (sigma' i v).
+
+Variables (w dw : 'I_P -> R) (y0 z0 dy0 dz0 : 'I_n -> R).
+
+Local Notation E := (apex (span a)).
+Local Notation src := (s (span a)).
+Local Notation tgt := (t (span a)).
+Local Notation weight := (mu (span a)).
+
+(* The solution (y, z) at the base point and along the line. *)
+Definition solution := forward d a sigma w y0 z0 D.
+
+Definition along (t : R) :=
+  forward d a sigma (fun p => w p + t * dw p) (fun i => y0 i + t * dy0 i)
+          (fun i => z0 i + t * dz0 i) D.
+
+(* The tangent machine: the same span, grading and parameters w, the
+   nonlinearity v |-> sigma'(y_i) v at the solution, the input tangents
+   dy0 + L_clean(dw) z and dz0. *)
+Definition slopes i := sigma' i (solution.1 i).
+
+Definition tangent :=
+  forward d a (fun i v => slopes i * v) w (fun i => dy0 i + incoming d a dw solution.2 i) dz0 D.
+
+Lemma along0 i : (along 0).1 i = solution.1 i /\ (along 0).2 i = solution.2 i.
+Proof. by apply: forward_ext => p; rewrite mul0r addr0. Qed.
+
+Lemma top i : (d i <= D)%N.
+Proof. by case/andP: (grading i). Qed.
+
+(* The incoming sum along the line, with the z of lower grades derived. *)
+Lemma dv_incoming i (Z : R -> 'I_n -> R) (Z' : 'I_n -> R) :
+  (forall e, valid_parameter d a (pi a e) -> tgt e == i -> derives (fun t : R => Z t (src e)) 0 (Z' (src e))) ->
+  derives (fun t : R => incoming d a (fun p => w p + t * dw p) (Z t) i) 0
+            (incoming d a dw (Z 0) i + incoming d a w Z' i).
+Proof.
+move=> hZ; rewrite /incoming -big_split /=.
+apply: dv_sum => e /andP[valid ti].
+have hw := dv_line (w (pi a e)) (dw (pi a e)) 0.
+apply: (dv_ext (dv_mul (dv_const (weight e) 0) (dv_mul hw (hZ e valid ti)))) => //.
+by rewrite mul0r add0r mul0r addr0 mulrDr.
+Qed.
+
+Lemma derivative_below k : forall i, (d i <= k)%N ->
+  derives (fun t : R => (along t).1 i) 0 (tangent.1 i) /\
+  derives (fun t : R => (along t).2 i) 0 (tangent.2 i).
+Proof.
+elim: k => [|k IH] i dk; first by case: (no_grade_zero grading dk).
+have [ty tz] := forward_invariant a grading (fun i v => slopes i * v) w
+                  (fun i => dy0 i + incoming d a dw solution.2 i) dz0 (top i).
+have hinc : derives (fun t : R => incoming d a (fun p => w p + t * dw p) (along t).2 i) 0
+                    (incoming d a dw (along 0).2 i + incoming d a w tangent.2 i).
+  apply: dv_incoming => e /valid_edge lt /eqP ti; apply: (proj2 (IH _ _)).
+  by rewrite -ltnS (leq_trans _ dk) // -ti.
+have hy : derives (fun t : R => (along t).1 i) 0 (tangent.1 i).
+  apply: (dv_ext (dv_plus (dv_line (y0 i) (dy0 i) 0) hinc)) => [t|].
+    by rewrite /along (proj1 (forward_invariant a grading _ _ _ _ (top i))).
+  rewrite /tangent ty -addrA; congr (_ + (_ + _)); apply: incoming_ext => // j.
+  exact: proj2 (along0 j).
+split=> //; have hs := dv_comp (sigma_derive i ((along 0).1 i)) hy.
+apply: (dv_ext (dv_plus (dv_line (z0 i) (dz0 i) 0) hs)) => [t|].
+  by rewrite /along (proj2 (forward_invariant a grading _ _ _ _ (top i))).
+by rewrite /tangent tz (proj1 (along0 i)).
+Qed.
+
+(* Law: MACH-DERIVATIVE *)
+Theorem solution_derivative :
+  (forall i, derives (fun t : R => (along t).1 i) 0 (tangent.1 i) /\
+             derives (fun t : R => (along t).2 i) 0 (tangent.2 i)) /\
+  (forall i, tangent.1 i = dy0 i + apply_p a (clean d a dw) solution.2 i +
+                           apply_p a (clean d a w) tangent.2 i) /\
+  (forall i, tangent.2 i = dz0 i + sigma' i (solution.1 i) * tangent.1 i).
+Proof.
+have [ey [ez _]] := forward_solves a grading (fun i v => slopes i * v) w
+                      (fun i => dy0 i + incoming d a dw solution.2 i) dz0.
+split; [|split] => i; first exact: derivative_below (top i).
+  by rewrite [LHS]ey !apply_clean.
+exact: ez.
+Qed.
+
+(* The Jacobian of the state machine f(y, z) = (L_clean(w) z, sigma(y))
+   of Machines.v at the state x, along a state tangent v: the graded span
+   machine with the nonlinearity v_i |-> sigma'(y_i) v_i,
+   Df(x)(dy, dz) = (L_clean(w) dz, sigma'(y) . dy). *)
+Definition state_jacobian (x : 'cV[R]_(n + n)) : 'cV[R]_(n + n) -> 'cV[R]_(n + n) :=
+  as_machine d a (fun i u => sigma' i (usubmx x i 0) * u) w.
+
+(* Its part along the parameters: d_w f(x) dw = (L_clean(dw) z, 0). *)
+Definition parameter_jacobian (x : 'cV[R]_(n + n)) : 'cV[R]_(n + n) :=
+  col_mx (\col_i apply_p a (clean d a dw) (fun j => dsubmx x j 0) i) 0.
+
+(* Law: MACH-DERIVATIVE *)
+Theorem state_jacobian_derivative (x v : 'cV[R]_(n + n)) k :
+  derives (fun t : R => as_machine d a sigma (fun p => w p + t * dw p) (x + t *: v) k 0) 0
+          (state_jacobian x v k 0 + parameter_jacobian x k 0).
+Proof.
+have entry (j : 'I_(n + n)) : derives (fun t : R => (x + t *: v) j 0) 0 (v j 0).
+  by apply: (dv_ext (dv_line (x j 0) (v j 0) 0)) => // t; rewrite !mxE.
+rewrite -(splitK k); case: (split k) => i /=.
+  have h : derives (fun t : R => incoming d a (fun p => w p + t * dw p)
+                                 (fun j => dsubmx (x + t *: v) j 0) i) 0
+                 (incoming d a dw (fun j => dsubmx (x + 0 *: v) j 0) i +
+                  incoming d a w (fun j => dsubmx v j 0) i).
+    apply: dv_incoming => e _ _; apply: (dv_ext (entry (rshift n (src e)))) => [t|]; by rewrite [RHS]mxE.
+  apply: (dv_ext h) => [t|]; first by rewrite /as_machine col_mxEu mxE apply_clean.
+  rewrite /state_jacobian /parameter_jacobian /as_machine !col_mxEu !mxE !apply_clean addrC.
+  by congr (_ + _); apply: incoming_ext => // j; rewrite !mxE ?mul0r ?addr0.
+have hs := dv_comp (sigma_derive i _) (entry (lshift n i)).
+apply: (dv_ext hs) => [t|]; first by rewrite /as_machine col_mxEd !mxE.
+by rewrite /state_jacobian /parameter_jacobian /as_machine !col_mxEd !mxE mul0r !addr0.
+Qed.
+
+(* The tangent machine has the depth of the machine: Df(x) has depth 2D
+   for the state grading of d, at every state x. *)
+(* Law: MACH-DERIVATIVE *)
+Theorem tangent_depth (x : 'cV[R]_(n + n)) : has_depth (state_grade d) (state_jacobian x).
+Proof. exact: state_depth a grading _ w. Qed.
+
+(* The gradient: for output gradients (g_y, g_z), the derivative of the
+   loss <g_y, y> + <g_z, z> along the line is the pairing of the direction
+   (dy0, dz0, dw) with what the backward pass computes, (ybar, zbar) and
+   the cleaned parameter gradient. As the direction is arbitrary, these are
+   the gradients with respect to y0, z0 and w. *)
+Variables (gy gz : 'I_n -> R).
+
+Definition loss (t : R) := dot gy (along t).1 + dot gz (along t).2.
+
+(* Law: MACH-BACKWARD *)
+Theorem backward_correct :
+  let zbar := (backward D d a slopes w gy gz).1 in
+  let ybar := (backward D d a slopes w gy gz).2 in
+  derives loss 0 (dot ybar dy0 + dot zbar dz0 + dot dw (clean d a (parameter_gradient a solution.2 ybar))).
+Proof.
+have [dv [ey ez]] := solution_derivative.
+apply: (dv_ext (dv_plus (dv_dot gy (fun i => proj1 (dv i))) (dv_dot gz (fun i => proj2 (dv i))))) => //.
+have ey' i : tangent.1 i = dy0 i + apply_p a (clean d a w) tangent.2 i +
+                          apply_p a (clean d a dw) solution.2 i by rewrite ey addrAC.
+exact: (backward_adjoint grading gy gz ey' ez).
+Qed.
+
+End Derivative.
