@@ -236,6 +236,43 @@ Qed.
 Theorem tangent_depth (x : 'cV[R]_(n + n)) : has_depth (state_grade d) (state_jacobian x).
 Proof. exact: state_depth a grading _ w. Qed.
 
+(* The dual machine of backward.hpp at the state x: the transposed span,
+   the reversed grading, the nonlinearity v_i |-> sigma'(y_i) v_i. *)
+Definition dual_jacobian (x : 'cV[R]_(n + n)) : 'cV[R]_(n + n) -> 'cV[R]_(n + n) :=
+  as_machine (reversed D d) (transpose_p a) (fun i u => sigma' i (usubmx x i 0) * u) w.
+
+(* The two halves of a state exchanged: (y, z) |-> (z, y). *)
+Definition swap (x : 'cV[R]_(n + n)) : 'cV[R]_(n + n) := col_mx (dsubmx x) (usubmx x).
+
+Lemma dot_ext m (f f' g g' : 'I_m -> R) :
+  (forall i, f i = f' i) -> (forall i, g i = g' i) -> dot f g = dot f' g'.
+Proof. by move=> ef eg; apply: eq_bigr => i _; rewrite ef eg. Qed.
+
+Lemma dot_split (f g : 'I_(n + n) -> R) :
+  dot f g = dot (fun i => f (lshift n i)) (fun i => g (lshift n i)) +
+            dot (fun i => f (rshift n i)) (fun i => g (rshift n i)).
+Proof. by rewrite /dot big_split_ord. Qed.
+
+(* The dual machine is the transpose of the Jacobian with its two blocks
+   exchanged: <u, Df(x) v> = <swap (dual (swap u)), v>, i.e.
+   Df(x)^T = swap o dual o swap, and it has depth 2D for the state grading
+   of the reversed grading (dual_state_depth). *)
+(* Law: DEPTH-DUAL *)
+Theorem jacobian_adjoint (x u v : 'cV[R]_(n + n)) :
+  dot (fun k => u k 0) (fun k => state_jacobian x v k 0) =
+  dot (fun k => swap (dual_jacobian x (swap u)) k 0) (fun k => v k 0).
+Proof.
+have cl p : clean (reversed D d) (transpose_p a) w p = clean d a w p by rewrite /clean valid_dual.
+rewrite !dot_split addrC; congr (_ + _).
+  apply: eq_bigr => i _.
+  rewrite /state_jacobian /dual_jacobian /swap /as_machine !col_mxEd col_mxEu ?col_mxKd ?col_mxKu !mxE.
+  by rewrite mulrCA mulrA.
+transitivity (dot (fun i => usubmx u i 0) (apply_p a (clean d a w) (fun j => dsubmx v j 0))).
+  by apply: dot_ext => i; rewrite /state_jacobian /as_machine ?col_mxEu !mxE.
+rewrite pspan_adjoint; apply: dot_ext => i; last by rewrite mxE.
+by rewrite /dual_jacobian /swap /as_machine col_mxEd col_mxKu mxE (apply_p_ext _ _ cl) col_mxKd.
+Qed.
+
 (* The gradient: for output gradients (g_y, g_z), the derivative of the
    loss <g_y, y> + <g_z, z> along the line is the pairing of the direction
    (dy0, dz0, dw) with what the backward pass computes, (ybar, zbar) and
@@ -246,6 +283,7 @@ Variables (gy gz : 'I_n -> R).
 Definition loss (t : R) := dot gy (along t).1 + dot gz (along t).2.
 
 (* Law: MACH-BACKWARD *)
+(* Law: MACH-PARAM-GRADIENT *)
 Theorem backward_correct :
   let zbar := (backward D d a slopes w gy gz).1 in
   let ybar := (backward D d a slopes w gy gz).2 in
