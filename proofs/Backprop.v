@@ -1,16 +1,17 @@
-(* Backpropagation over the reals: the laws MACH-DERIVATIVE, DEPTH-DUAL and
-   MACH-BACKWARD of spec/machines.md for the graded span machine of
-   Machines.v over R, with derivatives in the sense of Coquelicot
-   (is_derive, the derivative of a function R -> R).
+(* Backpropagation: the laws MACH-DERIVATIVE, DEPTH-DUAL, MACH-BACKWARD and
+   MACH-PARAM-GRADIENT of spec/machines.md for the graded span machine of
+   Machines.v, with real derivatives in the sense of Coquelicot (is_derive,
+   the derivative of a function R -> R), and in the dual-number form the
+   tests compute with, over any commutative ring (Q included).
 
-   Differentiability is along lines: for a base point (y0, z0, w) and a
-   direction (dy0, dz0, dw) of the inputs and the parameters, the solution
-   at (y0 + t dy0, z0 + t dz0, w + t dw) is a function of t in R, and its
-   derivative at t = 0 is proved to exist and to be the solution of the
-   tangent machine. These are the directional (Gateaux) derivatives; that
-   they are those of a Frechet derivative is not stated here. The proofs
-   need no hypothesis about a tangent solution: the derivative is built
-   grade by grade, as the solver builds the solution. *)
+   Differentiability over R is along lines: for a base point (y0, z0, w)
+   and a direction (dy0, dz0, dw) of the inputs and the parameters, the
+   solution at (y0 + t dy0, z0 + t dz0, w + t dw) is a function of t in R,
+   and its derivative at t = 0 is proved to exist and to be the solution of
+   the tangent machine. These are the directional (Gateaux) derivatives;
+   that they are those of a Frechet derivative is not stated here. The
+   proofs need no hypothesis about a tangent solution: the derivative is
+   built grade by grade, as the solver builds the solution. *)
 Require Import Reals.
 From Coquelicot Require Import Hierarchy Derive.
 From mathcomp Require Import all_ssreflect all_algebra.
@@ -23,6 +24,204 @@ Unset Printing Implicit Defensive.
 
 Import GRing.Theory.
 Local Open Scope ring_scope.
+
+(* ------------------------------------------------------------------ *)
+(* The solver reads its inputs pointwise.                              *)
+
+Section Pointwise.
+
+Variables (K : comRingType) (n P : nat) (d : 'I_n -> nat) (a : ParametricSpan K n n P).
+
+Lemma incoming_ext w w' z z' i : (forall p, w p = w' p) -> (forall j, z j = z' j) ->
+  incoming d a w z i = incoming d a w' z' i.
+Proof. by move=> ew ez; apply: eq_bigr => e _; rewrite ew ez. Qed.
+
+Lemma forward_ext sigma w w' y0 y0' z0 z0' :
+  (forall p, w p = w' p) -> (forall i, y0 i = y0' i) -> (forall i, z0 i = z0' i) ->
+  forall k i, (forward d a sigma w y0 z0 k).1 i = (forward d a sigma w' y0' z0' k).1 i /\
+              (forward d a sigma w y0 z0 k).2 i = (forward d a sigma w' y0' z0' k).2 i.
+Proof.
+move=> ew ey ez; elim=> [|k IH] i //=.
+have ei : incoming d a w (forward d a sigma w y0 z0 k).2 i =
+          incoming d a w' (forward d a sigma w' y0' z0' k).2 i.
+  by apply: incoming_ext => // j; case: (IH j).
+by case: (IH i) => e1 e2; case: eqP => _; rewrite ?ey ?ez ?ei ?e1 ?e2.
+Qed.
+
+End Pointwise.
+
+(* ------------------------------------------------------------------ *)
+(* The tangent machine, over any commutative ring.                      *)
+
+Section Tangent.
+
+Variables (K : comRingType) (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan K n n P).
+Variables (sigma sigma' : 'I_n -> K -> K) (w dw : 'I_P -> K) (y0 z0 dy0 dz0 : 'I_n -> K).
+
+(* The solution (y, z) of the graded span machine at (y0, z0, w). *)
+Definition solution := forward d a sigma w y0 z0 D.
+
+(* The tangent machine at the solution, for a derivative sigma' of sigma:
+   the same span, grading and parameters w, the nonlinearity
+   v |-> sigma'(y_i) v, the input tangents dy0 + L_clean(dw) z and dz0. *)
+Definition slopes i := sigma' i (solution.1 i).
+
+Definition tangent :=
+  forward d a (fun i v => slopes i * v) w (fun i => dy0 i + incoming d a dw solution.2 i) dz0 D.
+
+End Tangent.
+
+(* ------------------------------------------------------------------ *)
+(* Dual numbers (MACH-DERIVATIVE over Q, as the tests differentiate).   *)
+
+Section DualNumbers.
+
+Variable K : comRingType.
+
+(* a + eps b is Dual a b. *)
+
+Record dual := Dual { re : K; du : K }.
+
+Definition dual_pair (x : dual) := (re x, du x).
+Definition pair_dual (p : K * K) := Dual p.1 p.2.
+Lemma dual_pairK : cancel dual_pair pair_dual. Proof. by case. Qed.
+
+Definition dual_eqMixin := CanEqMixin dual_pairK.
+Canonical dual_eqType := EqType dual dual_eqMixin.
+Definition dual_choiceMixin := CanChoiceMixin dual_pairK.
+Canonical dual_choiceType := ChoiceType dual dual_choiceMixin.
+
+Definition dual_zero := Dual 0 0.
+Definition dual_add x y := Dual (re x + re y) (du x + du y).
+Definition dual_opp x := Dual (- re x) (- du x).
+
+Lemma dual_addA : associative dual_add.
+Proof. by move=> [a b] [c e] [f g]; rewrite /dual_add /= !addrA. Qed.
+Lemma dual_addC : commutative dual_add.
+Proof. by move=> [a b] [c e]; rewrite /dual_add /= addrC [e + _]addrC. Qed.
+Lemma dual_add0 : left_id dual_zero dual_add.
+Proof. by move=> [a b]; rewrite /dual_add /= !add0r. Qed.
+Lemma dual_addN : left_inverse dual_zero dual_opp dual_add.
+Proof. by move=> [a b]; rewrite /dual_add /= !addNr. Qed.
+
+Definition dual_zmodMixin := ZmodMixin dual_addA dual_addC dual_add0 dual_addN.
+Canonical dual_zmodType := ZmodType dual dual_zmodMixin.
+
+(* (a + eps b)(c + eps e) = ac + eps (a e + b c): eps^2 = 0. *)
+Definition dual_one := Dual 1 0.
+Definition dual_mul x y := Dual (re x * re y) (re x * du y + du x * re y).
+
+Lemma dual_mulA : associative dual_mul.
+Proof.
+move=> [a b] [c e] [f g]; rewrite /dual_mul /=; congr Dual; first exact: mulrA.
+by rewrite mulrDr mulrDl !mulrA addrA.
+Qed.
+Lemma dual_mulC : commutative dual_mul.
+Proof. by move=> [a b] [c e]; rewrite /dual_mul /= addrC [a * c]mulrC [b * c]mulrC [a * e]mulrC. Qed.
+Lemma dual_mul1 : left_id dual_one dual_mul.
+Proof. by move=> [a b]; rewrite /dual_mul /= !mul1r mul0r addr0. Qed.
+Lemma dual_mulD : left_distributive dual_mul dual_add.
+Proof. by move=> [a b] [c e] [f g]; rewrite /dual_mul /dual_add /= !mulrDl addrACA. Qed.
+Lemma dual_one_neq0 : dual_one != 0 :> dual_zmodType.
+Proof. by apply/eqP => -[] /eqP; rewrite oner_eq0. Qed.
+
+Definition dual_comRingMixin := ComRingMixin dual_mulA dual_mulC dual_mul1 dual_mulD dual_one_neq0.
+Canonical dual_ringType := RingType dual dual_comRingMixin.
+Canonical dual_comRingType := ComRingType dual dual_mulC.
+
+(* eps = 0 + eps 1. *)
+Definition eps : dual := Dual 0 1.
+
+(* The dual numbers K[eps]/(eps^2): eps^2 = 0, every x is re x + eps du x,
+   and the product keeps the first-order term. *)
+Theorem dual_ring (x : dual) :
+  eps * eps = 0 /\ x = Dual (re x) 0 + eps * Dual (du x) 0 /\
+  (forall y : dual, re (x * y) = re x * re y /\ du (x * y) = re x * du y + du x * re y).
+Proof.
+split; first by rewrite /GRing.mul /= /dual_mul /= !mul0r mulr0 addr0.
+split=> [|y //]; case: x => a b.
+by rewrite /GRing.mul /GRing.add /= /dual_mul /dual_add /= ?mul0r ?mul1r ?addr0 ?add0r ?mulr0 ?mulr1.
+Qed.
+
+(* A parametric span over K, read over K[eps]: the same legs, real
+   weights. *)
+Definition lift X Y Q (b : ParametricSpan K X Y Q) : ParametricSpan dual_comRingType X Y Q :=
+  {| span := {| apex := apex (span b); s := s (span b); t := t (span b);
+                mu := fun e => Dual (mu (span b) e) 0 |};
+     pi := pi b |}.
+
+Lemma dual_eta (x : dual) : x = Dual (re x) (du x).
+Proof. by case: x. Qed.
+
+Lemma re_sum I (r : seq I) (P : pred I) (F : I -> dual) :
+  re (\sum_(e <- r | P e) F e) = \sum_(e <- r | P e) re (F e).
+Proof. exact: (big_morph re (fun _ _ => erefl) erefl). Qed.
+
+Lemma du_sum I (r : seq I) (P : pred I) (F : I -> dual) :
+  du (\sum_(e <- r | P e) F e) = \sum_(e <- r | P e) du (F e).
+Proof. exact: (big_morph du (fun _ _ => erefl) erefl). Qed.
+
+Section Forward.
+
+Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan K n n P).
+Hypothesis grading : is_grading D d.
+
+(* sigmaD extends sigma to the dual numbers with the derivative sigma',
+   as every polynomial (and every map the tests evaluate on dual numbers)
+   does: sigma(v + eps dv) = sigma(v) + eps sigma'(v) dv. *)
+Variables (sigma sigma' : 'I_n -> K -> K) (sigmaD : 'I_n -> dual -> dual).
+Hypothesis sigma_dual : forall i x, sigmaD i x = Dual (sigma i (re x)) (sigma' i (re x) * du x).
+
+Variables (w dw : 'I_P -> K) (y0 z0 dy0 dz0 : 'I_n -> K).
+
+Lemma incoming_dual (W : 'I_P -> dual) (Z : 'I_n -> dual) i :
+  incoming d (lift a) W Z i =
+  Dual (incoming d a (fun p => re (W p)) (fun j => re (Z j)) i)
+       (incoming d a (fun p => du (W p)) (fun j => re (Z j)) i +
+        incoming d a (fun p => re (W p)) (fun j => du (Z j)) i).
+Proof.
+rewrite [LHS]dual_eta /incoming re_sum du_sum -big_split /=; congr Dual; apply: eq_bigr => e _.
+by rewrite mul0r addr0 mulrDr addrC.
+Qed.
+
+(* Law: MACH-DERIVATIVE *)
+Theorem dual_forward :
+  let x := forward d (lift a) sigmaD (fun p => Dual (w p) (dw p)) (fun i => Dual (y0 i) (dy0 i))
+                   (fun i => Dual (z0 i) (dz0 i)) D in
+  forall i, x.1 i = Dual ((solution D d a sigma w y0 z0).1 i)
+                         ((tangent D d a sigma sigma' w dw y0 z0 dy0 dz0).1 i) /\
+            x.2 i = Dual ((solution D d a sigma w y0 z0).2 i)
+                         ((tangent D d a sigma sigma' w dw y0 z0 dy0 dz0).2 i).
+Proof.
+move=> x; have [ex1 [ex2 _]] := forward_solves (lift a) grading sigmaD (fun p => Dual (w p) (dw p))
+                                  (fun i => Dual (y0 i) (dy0 i)) (fun i => Dual (z0 i) (dz0 i)).
+have [_ [_ usol]] := forward_solves a grading sigma w y0 z0.
+have [_ [_ utan]] := forward_solves a grading (fun i v => slopes D d a sigma sigma' w y0 z0 i * v) w
+                       (fun i => dy0 i + incoming d a dw (solution D d a sigma w y0 z0).2 i) dz0.
+have e1 i : x.1 i = Dual (y0 i + incoming d a w (fun j => re (x.2 j)) i)
+                         (dy0 i + incoming d a dw (fun j => re (x.2 j)) i +
+                          incoming d a w (fun j => du (x.2 j)) i).
+  by rewrite [LHS]ex1 apply_clean incoming_dual /GRing.add /= /dual_add /= addrA.
+have e2 i : x.2 i = Dual (z0 i + sigma i (re (x.1 i))) (dz0 i + sigma' i (re (x.1 i)) * du (x.1 i)).
+  by rewrite [LHS]ex2 sigma_dual.
+have re_sol i : re (x.1 i) = (solution D d a sigma w y0 z0).1 i /\
+                re (x.2 i) = (solution D d a sigma w y0 z0).2 i.
+  apply: (usol (fun j => re (x.1 j)) (fun j => re (x.2 j))) => j.
+    by rewrite apply_clean [x.1 j]e1.
+  by rewrite [x.2 j]e2.
+have du_tan i : du (x.1 i) = (tangent D d a sigma sigma' w dw y0 z0 dy0 dz0).1 i /\
+                du (x.2 i) = (tangent D d a sigma sigma' w dw y0 z0 dy0 dz0).2 i.
+  apply: (utan (fun j => du (x.1 j)) (fun j => du (x.2 j))) => j.
+    rewrite apply_clean [x.1 j]e1 /=; congr (_ + _ + _).
+    by apply: incoming_ext => // l; case: (re_sol l).
+  by rewrite [x.2 j]e2 /= /slopes (proj1 (re_sol j)).
+move=> i; rewrite [x.1 i]dual_eta [x.2 i]dual_eta.
+by case: (re_sol i) => -> ->; case: (du_tan i) => -> ->.
+Qed.
+
+End Forward.
+
+End DualNumbers.
 
 (* ------------------------------------------------------------------ *)
 (* Coquelicot's rules on R -> R, in the notation of MathComp's ring    *)
@@ -83,30 +282,6 @@ Qed.
 
 End Rules.
 
-(* ------------------------------------------------------------------ *)
-(* The solver reads its inputs pointwise.                              *)
-
-Section Pointwise.
-
-Variables (n P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
-
-Lemma incoming_ext w w' z z' i : (forall p, w p = w' p) -> (forall j, z j = z' j) ->
-  incoming d a w z i = incoming d a w' z' i.
-Proof. by move=> ew ez; apply: eq_bigr => e _; rewrite ew ez. Qed.
-
-Lemma forward_ext sigma w w' y0 y0' z0 z0' :
-  (forall p, w p = w' p) -> (forall i, y0 i = y0' i) -> (forall i, z0 i = z0' i) ->
-  forall k i, (forward d a sigma w y0 z0 k).1 i = (forward d a sigma w' y0' z0' k).1 i /\
-              (forward d a sigma w y0 z0 k).2 i = (forward d a sigma w' y0' z0' k).2 i.
-Proof.
-move=> ew ey ez; elim=> [|k IH] i //=.
-have ei : incoming d a w (forward d a sigma w y0 z0 k).2 i =
-          incoming d a w' (forward d a sigma w' y0' z0' k).2 i.
-  by apply: incoming_ext => // j; case: (IH j).
-by case: (IH i) => e1 e2; case: eqP => _; rewrite ?ey ?ez ?ei ?e1 ?e2.
-Qed.
-
-End Pointwise.
 
 (* ------------------------------------------------------------------ *)
 (* The derivative of the solution (MACH-DERIVATIVE).                   *)
@@ -127,20 +302,15 @@ Local Notation src := (s (span a)).
 Local Notation tgt := (t (span a)).
 Local Notation weight := (mu (span a)).
 
-(* The solution (y, z) at the base point and along the line. *)
-Definition solution := forward d a sigma w y0 z0 D.
+Local Notation solution := (solution D d a sigma w y0 z0).
+Local Notation slopes := (slopes D d a sigma sigma' w y0 z0).
+Local Notation tangent := (tangent D d a sigma sigma' w dw y0 z0 dy0 dz0).
 
+(* The solution along the line through (y0, z0, w) in the direction
+   (dy0, dz0, dw). *)
 Definition along (t : R) :=
   forward d a sigma (fun p => w p + t * dw p) (fun i => y0 i + t * dy0 i)
           (fun i => z0 i + t * dz0 i) D.
-
-(* The tangent machine: the same span, grading and parameters w, the
-   nonlinearity v |-> sigma'(y_i) v at the solution, the input tangents
-   dy0 + L_clean(dw) z and dz0. *)
-Definition slopes i := sigma' i (solution.1 i).
-
-Definition tangent :=
-  forward d a (fun i v => slopes i * v) w (fun i => dy0 i + incoming d a dw solution.2 i) dz0 D.
 
 Lemma along0 i : (along 0).1 i = solution.1 i /\ (along 0).2 i = solution.2 i.
 Proof. by apply: forward_ext => p; rewrite mul0r addr0. Qed.
