@@ -157,16 +157,21 @@ def gate(root, out_dir, coqc, say):
             answers[current].append(line)
         elif line.strip():
             report(f"Print Assumptions: unexpected output `{line}`")
+    on_reals = 0
     for stem, d in declarations:
         name = d.qualified(f"{LIBRARY}.{stem}")
         answer = "\n".join(answers.get(name, ["(no answer)"])).strip()
-        if answer != CLOSED and not (stem in REAL_FILES and real_axioms_only(answer)):
+        if answer != CLOSED and stem in REAL_FILES and real_axioms_only(answer):
+            on_reals += 1
+        elif answer != CLOSED:
             report(f"proofs/{stem}.v:{d.line}: {d.keyword} {d.name} is not closed under the "
                    f"global context; Print Assumptions says:\n  " + answer.replace("\n", "\n  "))
     if problems:
         raise GateFailure("\n".join(problems))
     n_laws = len({law for law, _, _ in marked})
-    say(f"{len(declarations)} of {len(declarations)} theorems closed under the global context; "
+    closed = len(declarations) - on_reals
+    say(f"{closed} of {len(declarations)} theorems closed under the global context, "
+        f"{on_reals} on the axioms of the reals only; "
         f"{len(marked)} law theorems ({n_laws} laws), the same set as the Proof: lines of spec/")
 
 
