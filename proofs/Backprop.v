@@ -467,3 +467,53 @@ exact: (backward_adjoint grading gy gz ey' ez).
 Qed.
 
 End Derivative.
+
+(* ------------------------------------------------------------------ *)
+(* The gradient coordinate by coordinate.                              *)
+
+Section Gradient.
+
+(* The unit vector e_j. *)
+Definition unit_vector m (j : 'I_m) : 'I_m -> R := fun i => if i == j then 1 else 0.
+
+Lemma dot_unit m (f : 'I_m -> R) j : dot f (unit_vector j) = f j.
+Proof.
+rewrite /dot (bigD1 j) //= /unit_vector eqxx mulr1 big1 ?addr0 // => i /negbTE ->.
+exact: mulr0.
+Qed.
+
+Lemma dot_zero m (f : 'I_m -> R) : dot f (fun _ => 0) = 0 /\ dot (fun _ => 0) f = 0.
+Proof. by split; rewrite /dot big1 // => i _; rewrite ?mulr0 ?mul0r. Qed.
+
+Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
+Hypothesis grading : is_grading D d.
+Variables (sigma sigma' : 'I_n -> R -> R).
+Hypothesis sigma_derive : forall i v, derives (sigma i) v (sigma' i v).
+Variables (w : 'I_P -> R) (y0 z0 gy gz : 'I_n -> R).
+
+Local Notation cotangent := (backward D d a (slopes D d a sigma sigma' w y0 z0) w gy gz).
+Local Notation zero n := (fun _ : 'I_n => 0 : R).
+
+(* The partial derivatives of the loss <g_y, y> + <g_z, z> with respect to
+   each coordinate of y0, of z0 and of w are the coordinates of ybar, zbar
+   and the cleaned parameter gradient that backward computes. *)
+(* Law: MACH-BACKWARD *)
+(* Law: MACH-PARAM-GRADIENT *)
+Theorem backward_gradient :
+  (forall j, derives (loss D d a sigma w (zero P) y0 z0 (unit_vector j) (zero n) gy gz) 0
+                     (cotangent.2 j)) /\
+  (forall j, derives (loss D d a sigma w (zero P) y0 z0 (zero n) (unit_vector j) gy gz) 0
+                     (cotangent.1 j)) /\
+  (forall p, derives (loss D d a sigma w (unit_vector p) y0 z0 (zero n) (zero n) gy gz) 0
+                     (clean d a (parameter_gradient a (solution D d a sigma w y0 z0).2 cotangent.2) p)).
+Proof.
+split; [|split] => j.
+- apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
+  by rewrite dot_unit (proj1 (dot_zero _)) (proj2 (dot_zero _)) !addr0.
+- apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
+  by rewrite dot_unit (proj1 (dot_zero _)) (proj2 (dot_zero _)) add0r addr0.
+apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
+by rewrite [dot (unit_vector _) _]dotC dot_unit !(proj1 (dot_zero _)) !add0r.
+Qed.
+
+End Gradient.
