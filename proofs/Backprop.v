@@ -26,7 +26,7 @@ Import GRing.Theory.
 Local Open Scope ring_scope.
 
 (* ------------------------------------------------------------------ *)
-(* The solver reads its inputs pointwise.                              *)
+(* The solver reads its inputs pointwise.                             *)
 
 Section Pointwise.
 
@@ -51,7 +51,7 @@ Qed.
 End Pointwise.
 
 (* ------------------------------------------------------------------ *)
-(* The tangent machine, over any commutative ring.                      *)
+(* The tangent machine, over any commutative ring.                    *)
 
 Section Tangent.
 
@@ -72,7 +72,7 @@ Definition tangent :=
 End Tangent.
 
 (* ------------------------------------------------------------------ *)
-(* Dual numbers (MACH-DERIVATIVE over Q, as the tests differentiate).   *)
+(* Dual numbers (MACH-DERIVATIVE over Q, as the tests differentiate). *)
 
 Section DualNumbers.
 
@@ -117,7 +117,9 @@ move=> [a b] [c e] [f g]; rewrite /dual_mul /=; congr Dual; first exact: mulrA.
 by rewrite mulrDr mulrDl !mulrA addrA.
 Qed.
 Lemma dual_mulC : commutative dual_mul.
-Proof. by move=> [a b] [c e]; rewrite /dual_mul /= addrC [a * c]mulrC [b * c]mulrC [a * e]mulrC. Qed.
+Proof.
+by move=> [a b] [c e]; rewrite /dual_mul /= addrC [a * c]mulrC [b * c]mulrC [a * e]mulrC.
+Qed.
 Lemma dual_mul1 : left_id dual_one dual_mul.
 Proof. by move=> [a b]; rewrite /dual_mul /= !mul1r mul0r addr0. Qed.
 Lemma dual_mulD : left_distributive dual_mul dual_add.
@@ -140,7 +142,8 @@ Theorem dual_ring (x : dual) :
 Proof.
 split; first by rewrite /GRing.mul /= /dual_mul /= !mul0r mulr0 addr0.
 split=> [|y //]; case: x => a b.
-by rewrite /GRing.mul /GRing.add /= /dual_mul /dual_add /= ?mul0r ?mul1r ?addr0 ?add0r ?mulr0 ?mulr1.
+rewrite /GRing.mul /GRing.add /= /dual_mul /dual_add /=.
+by rewrite ?mul0r ?mul1r ?addr0 ?add0r ?mulr0 ?mulr1.
 Qed.
 
 (* A parametric span over K, read over K[eps]: the same legs, real
@@ -224,7 +227,7 @@ End Forward.
 End DualNumbers.
 
 (* ------------------------------------------------------------------ *)
-(* Coquelicot's rules on R -> R, in the notation of MathComp's ring    *)
+(* Coquelicot's rules on R -> R, in the notation of MathComp's ring   *)
 (* structure on R (Rstruct).                                          *)
 
 (* f has the derivative l at x, for f : R -> R. *)
@@ -249,7 +252,9 @@ Proof. exact: is_derive_mult. Qed.
 
 Lemma dv_comp (f g : R -> R) (x df dg : R) : derives f (g x) df -> derives g x dg ->
   derives (fun t : R => f (g t)) x (df * dg).
-Proof. by move=> hf hg; have := is_derive_comp _ _ _ _ _ hf hg; rewrite /scal /= /mult /= mulrC. Qed.
+Proof.
+by move=> hf hg; have := is_derive_comp _ _ _ _ _ hf hg; rewrite /scal /= /mult /= mulrC.
+Qed.
 
 (* t |-> c + t * v has the slope v. *)
 Lemma dv_line (c v x : R) : derives (fun t : R => c + t * v) x v.
@@ -282,9 +287,8 @@ Qed.
 
 End Rules.
 
-
 (* ------------------------------------------------------------------ *)
-(* The derivative of the solution (MACH-DERIVATIVE).                   *)
+(* The derivative of the solution (MACH-DERIVATIVE).                  *)
 
 Section Derivative.
 
@@ -297,7 +301,6 @@ Hypothesis sigma_derive : forall i v, derives (sigma i) v (sigma' i v).
 
 Variables (w dw : 'I_P -> R) (y0 z0 dy0 dz0 : 'I_n -> R).
 
-Local Notation E := (apex (span a)).
 Local Notation src := (s (span a)).
 Local Notation tgt := (t (span a)).
 Local Notation weight := (mu (span a)).
@@ -320,7 +323,8 @@ Proof. by case/andP: (grading i). Qed.
 
 (* The incoming sum along the line, with the z of lower grades derived. *)
 Lemma dv_incoming i (Z : R -> 'I_n -> R) (Z' : 'I_n -> R) :
-  (forall e, valid_parameter d a (pi a e) -> tgt e == i -> derives (fun t : R => Z t (src e)) 0 (Z' (src e))) ->
+  (forall e, valid_parameter d a (pi a e) -> tgt e == i ->
+     derives (fun t : R => Z t (src e)) 0 (Z' (src e))) ->
   derives (fun t : R => incoming d a (fun p => w p + t * dw p) (Z t) i) 0
             (incoming d a dw (Z 0) i + incoming d a w Z' i).
 Proof.
@@ -391,7 +395,8 @@ rewrite -(splitK k); case: (split k) => i /=.
                                  (fun j => dsubmx (x + t *: v) j 0) i) 0
                  (incoming d a dw (fun j => dsubmx (x + 0 *: v) j 0) i +
                   incoming d a w (fun j => dsubmx v j 0) i).
-    apply: dv_incoming => e _ _; apply: (dv_ext (entry (rshift n (src e)))) => [t|]; by rewrite [RHS]mxE.
+    apply: dv_incoming => e _ _; apply: (dv_ext (entry (rshift n (src e)))) => [t|];
+      by rewrite [RHS]mxE.
   apply: (dv_ext h) => [t|]; first by rewrite /as_machine col_mxEu mxE apply_clean.
   rewrite /state_jacobian /parameter_jacobian /as_machine !col_mxEu !mxE !apply_clean addrC.
   by congr (_ + _); apply: incoming_ext => // j; rewrite !mxE ?mul0r ?addr0.
@@ -405,6 +410,28 @@ Qed.
 (* Law: MACH-DERIVATIVE *)
 Theorem tangent_depth (x : 'cV[R]_(n + n)) : has_depth (state_grade d) (state_jacobian x).
 Proof. exact: state_depth a grading _ w. Qed.
+
+(* The tangent is the resolvent of the Jacobian: at the solution state
+   x = (y, z), (dy, dz) is the one solution of u = v0 + Df(x) u for the
+   input tangent v0 = (dy0, dz0) + d_w f(x) dw, i.e. D R_f = R_(Df(x)). *)
+(* Law: MACH-DERIVATIVE *)
+Theorem tangent_resolvent :
+  let x := state solution.1 solution.2 in
+  solves (state_jacobian x) (state dy0 dz0 + parameter_jacobian x) (state tangent.1 tangent.2) /\
+  (forall u, solves (state_jacobian x) (state dy0 dz0 + parameter_jacobian x) u ->
+     u = state tangent.1 tangent.2).
+Proof.
+move=> x; have [_ [ey ez]] := solution_derivative.
+have s : solves (state_jacobian x) (state dy0 dz0 + parameter_jacobian x) (state tangent.1 tangent.2).
+  rewrite /solves /state /state_jacobian /parameter_jacobian /as_machine /x.
+  rewrite !col_mxKu !col_mxKd !add_col_mx; congr col_mx; apply/matrixP => i j; rewrite !ord1 !mxE.
+    by rewrite ey !apply_clean; congr (_ + _ + _); apply: incoming_ext => // l; rewrite mxE.
+  by rewrite ez addr0.
+split=> // u su; have [_ [uniq _]] := depth_naive (state_grading grading) (tangent_depth x)
+                                          (state dy0 dz0 + parameter_jacobian x) 0.
+by rewrite (uniq _ su) (uniq _ s).
+Qed.
+
 
 (* The dual machine of backward.hpp at the state x: the transposed span,
    the reversed grading, the nonlinearity v_i |-> sigma'(y_i) v_i. *)
@@ -435,7 +462,8 @@ Proof.
 have cl p : clean (reversed D d) (transpose_p a) w p = clean d a w p by rewrite /clean valid_dual.
 rewrite !dot_split addrC; congr (_ + _).
   apply: eq_bigr => i _.
-  rewrite /state_jacobian /dual_jacobian /swap /as_machine !col_mxEd col_mxEu ?col_mxKd ?col_mxKu !mxE.
+  rewrite /state_jacobian /dual_jacobian /swap /as_machine !col_mxEd col_mxEu.
+  rewrite ?col_mxKd ?col_mxKu !mxE.
   by rewrite mulrCA mulrA.
 transitivity (dot (fun i => usubmx u i 0) (apply_p a (clean d a w) (fun j => dsubmx v j 0))).
   by apply: dot_ext => i; rewrite /state_jacobian /as_machine ?col_mxEu !mxE.
@@ -457,10 +485,12 @@ Definition loss (t : R) := dot gy (along t).1 + dot gz (along t).2.
 Theorem backward_correct :
   let zbar := (backward D d a slopes w gy gz).1 in
   let ybar := (backward D d a slopes w gy gz).2 in
-  derives loss 0 (dot ybar dy0 + dot zbar dz0 + dot dw (clean d a (parameter_gradient a solution.2 ybar))).
+  derives loss 0
+    (dot ybar dy0 + dot zbar dz0 + dot dw (clean d a (parameter_gradient a solution.2 ybar))).
 Proof.
 have [dv [ey ez]] := solution_derivative.
-apply: (dv_ext (dv_plus (dv_dot gy (fun i => proj1 (dv i))) (dv_dot gz (fun i => proj2 (dv i))))) => //.
+have dl := dv_plus (dv_dot gy (fun i => proj1 (dv i))) (dv_dot gz (fun i => proj2 (dv i))).
+apply: (dv_ext dl) => //.
 have ey' i : tangent.1 i = dy0 i + apply_p a (clean d a w) tangent.2 i +
                           apply_p a (clean d a dw) solution.2 i by rewrite ey addrAC.
 exact: (backward_adjoint grading gy gz ey' ez).
@@ -469,7 +499,7 @@ Qed.
 End Derivative.
 
 (* ------------------------------------------------------------------ *)
-(* The gradient coordinate by coordinate.                              *)
+(* The gradient coordinate by coordinate.                             *)
 
 Section Gradient.
 
@@ -505,7 +535,8 @@ Theorem backward_gradient :
   (forall j, derives (loss D d a sigma w (zero P) y0 z0 (zero n) (unit_vector j) gy gz) 0
                      (cotangent.1 j)) /\
   (forall p, derives (loss D d a sigma w (unit_vector p) y0 z0 (zero n) (zero n) gy gz) 0
-                     (clean d a (parameter_gradient a (solution D d a sigma w y0 z0).2 cotangent.2) p)).
+                     (clean d a (parameter_gradient a (solution D d a sigma w y0 z0).2
+                                                  cotangent.2) p)).
 Proof.
 split; [|split] => j.
 - apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
