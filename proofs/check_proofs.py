@@ -13,7 +13,8 @@ For the tree at --root (spec/*.md and proofs/*.v) the gate
   3. runs Print Assumptions on every Theorem, Lemma, Corollary,
      Proposition, Fact, Remark and Example, and requires each answer to be
      "Closed under the global context" (no axiom, no parameter, no
-     assumed-guarded fixpoint, no opaque admitted proof);
+     assumed-guarded fixpoint, no opaque admitted proof), except that the
+     files of REAL_FILES may use the axioms of REAL_AXIOMS and no other;
   4. requires the set of (law, file, theorem) marked `(* Law: ID *)` in
      proofs/ to equal the set named on the `Proof:` lines of spec/.
 
@@ -38,6 +39,26 @@ LIBRARY = "PM"
 FLAGS = ["-q", "-w", "-notation-overridden,-ambiguous-paths"]
 SENTINEL = "pm-assumptions: "
 CLOSED = "Closed under the global context"
+# The real numbers of Coq's standard library (Rdefinitions) and what
+# Coquelicot and MathComp-Analysis (Rstruct) build on them rest on these
+# axioms of the standard library; only the files on the reals may use them
+# (docs/assurance.md names them).
+REAL_FILES = {"Backprop"}
+REAL_AXIOMS = {
+    "ClassicalDedekindReals.sig_forall_dec",  # the reals: limited omniscience
+    "ClassicalDedekindReals.sig_not_dec",  # the reals: weak excluded middle
+    "FunctionalExtensionality.functional_extensionality_dep",
+    "Epsilon.epsilon_statement",  # Hilbert's epsilon (choice on R)
+}
+
+
+def real_axioms_only(answer):
+    """True if a Print Assumptions answer lists axioms of REAL_AXIOMS only."""
+    lines = answer.splitlines()
+    if not lines or lines[0] != "Axioms:":
+        return False
+    names = [line.split()[0] for line in lines[1:] if line and not line[0].isspace()]
+    return bool(names) and set(names) <= REAL_AXIOMS
 
 
 class GateFailure(Exception):
@@ -136,16 +157,21 @@ def gate(root, out_dir, coqc, say):
             answers[current].append(line)
         elif line.strip():
             report(f"Print Assumptions: unexpected output `{line}`")
+    on_reals = 0
     for stem, d in declarations:
         name = d.qualified(f"{LIBRARY}.{stem}")
         answer = "\n".join(answers.get(name, ["(no answer)"])).strip()
-        if answer != CLOSED:
+        if answer != CLOSED and stem in REAL_FILES and real_axioms_only(answer):
+            on_reals += 1
+        elif answer != CLOSED:
             report(f"proofs/{stem}.v:{d.line}: {d.keyword} {d.name} is not closed under the "
                    f"global context; Print Assumptions says:\n  " + answer.replace("\n", "\n  "))
     if problems:
         raise GateFailure("\n".join(problems))
     n_laws = len({law for law, _, _ in marked})
-    say(f"{len(declarations)} of {len(declarations)} theorems closed under the global context; "
+    closed = len(declarations) - on_reals
+    say(f"{closed} of {len(declarations)} theorems closed under the global context, "
+        f"{on_reals} on the axioms of the reals only; "
         f"{len(marked)} law theorems ({n_laws} laws), the same set as the Proof: lines of spec/")
 
 
