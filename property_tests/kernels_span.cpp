@@ -23,51 +23,11 @@
 
 using namespace pm;
 using LD = long double;
-using pm_test::absolute;
-using pm_test::batch_gradient;
-using pm_test::batch_of;
-using pm_test::combined_roundoff;
 using pm_test::GraphCase;
-using pm_test::widened;
 
 namespace {
 
-// A random parametric span: the legs and μ drawn from `seed`; an edge is a
-// copy of an earlier one a quarter of the time (repeated edges). A leg into
-// an empty set forces the apex to be empty.
-struct SpanCase {
-  Index source = 1, target = 1, parameters = 1, apex = 0, batch = 1;
-  std::uint32_t seed = 0;
-};
-
-template <class T> ParametricSpan<T> random_span(const SpanCase &c) {
-  std::mt19937 g(c.seed);
-  const Index apex = c.source && c.target && c.parameters ? c.apex : 0;
-  ParametricSpan<T> a;
-  a.span.s.codomain = c.source;
-  a.span.t.codomain = c.target;
-  a.pi.codomain = c.parameters;
-  a.span.mu = pm_test::draw<T>(g, apex, T(1));
-  for (Index e = 0; e < apex; ++e) {
-    if (e > 0 && g() % 4 == 0) {
-      const Index f = g() % e;
-      a.span.s.images.push_back(a.span.s(f));
-      a.span.t.images.push_back(a.span.t(f));
-      a.pi.images.push_back(a.pi(f));
-      a.span.mu[e] = a.span.mu[f];
-      continue;
-    }
-    a.span.s.images.push_back(g() % c.source);
-    a.span.t.images.push_back(g() % c.target);
-    a.pi.images.push_back(g() % c.parameters);
-  }
-  return a;
-}
-
-template <class T> ParametricSpan<LD> in_long_double(const ParametricSpan<T> &a) {
-  return ParametricSpan<LD>{
-      Span<LD>{a.span.s, a.span.t, Measure<LD>(a.span.mu.begin(), a.span.mu.end())}, a.pi};
-}
+using kernels::SpanCase;
 
 enum class Mutant {
   none,
@@ -77,20 +37,13 @@ enum class Mutant {
   mu_in_float
 };
 
-// A problem: the span in T and the same span in long double, the kernel's
-// plan, and data w, φ (on the source) and g (on the target).
-template <class T> struct Problem {
-  std::string repro;
-  ParametricSpan<LD> reference;
-  kernels::SpanPlan<T> plan;
-  Index batch;
-  std::vector<T> w, phi, g;
-};
+template <class T> using Problem = kernels::SpanProblem<T>;
 
 template <class T>
 Problem<T> problem(std::string repro, const ParametricSpan<T> &a, Index batch, std::uint32_t seed,
                    Mutant mutant) {
-  kernels::SpanPlan<T> plan = kernels::span_plan(a);
+  Problem<T> p = kernels::span_problem(std::move(repro), a, batch, seed);
+  kernels::SpanPlan<T> &plan = p.plan;
   if (mutant == Mutant::rows_by_source) plan.by_target = plan.by_source;
   if (mutant == Mutant::transpose_rows_by_target) plan.by_source = plan.by_target;
   if (mutant == Mutant::gradient_without_mu)
@@ -98,67 +51,23 @@ Problem<T> problem(std::string repro, const ParametricSpan<T> &a, Index batch, s
   if (mutant == Mutant::mu_in_float) // a loss of precision that the bound must see
     for (auto *rows : {&plan.by_target, &plan.by_source, &plan.by_parameter})
       for (auto &e : rows->entries) e.mu = T(float(e.mu));
-  std::mt19937 g(seed ^ 0x9e3779b9u);
-  std::vector<T> w = pm_test::draw<T>(g, a.parameters(), T(1));
-  std::vector<T> phi = pm_test::draw<T>(g, a.source() * batch, T(2)),
-                 gv = pm_test::draw<T>(g, a.target() * batch, T(1));
-  return Problem<T>{std::move(repro), in_long_double(a), std::move(plan), batch,
-                    std::move(w),     std::move(phi),    std::move(gv)};
+  return p;
 }
 
 template <class T> Problem<T> span_problem(const SpanCase &c, Mutant mutant = Mutant::none) {
-  std::ostringstream os;
-  os << "span<" << pm_test::type_name(T()) << "> source=" << c.source << " target=" << c.target
-     << " parameters=" << c.parameters << " apex=" << c.apex << " batch=" << c.batch
-     << " seed=" << c.seed;
-  return problem<T>(os.str(), random_span<T>(c), c.batch, c.seed, mutant);
+  return problem<T>(kernels::describe<T>(c), kernels::random_span<T>(c), c.batch, c.seed, mutant);
 }
 
-template <class T> Problem<T> graph_problem(GraphCase c) {
+template <class T> Problem<T> graph_case_problem(GraphCase c) {
   c = pm_test::with_endpoints(c);
-  const std::string repro = pm_test::graph_repro(c, pm_test::type_name(T()));
-  return problem<T>(repro, graph_conv<T>(c.spec), c.batch, c.seed, Mutant::none);
+  return problem<T>(kernels::describe<T>(c), graph_conv<T>(c.spec), c.batch, c.seed, Mutant::none);
 }
 
-// Forward (L_w φ) or transpose (L_wᵀ g): every output sums the m terms
-// μ w φ of its row, each rounded twice, so |error| ≤ γ_{m+1} Σ|μ w φ|.
 template <class T> void check_layer(const Problem<T> &p, bool transposed) {
-  const ParametricSpan<LD> a = transposed ? transpose(p.reference) : p.reference;
-  const std::vector<T> &in = transposed ? p.g : p.phi;
-  std::vector<T> out(a.target() * p.batch);
-  if (transposed)
-    kernels::span_transpose<T>(p.plan, p.w, in, p.batch, out);
-  else
-    kernels::span_forward<T>(p.plan, p.w, in, p.batch, out);
-
-  const Function<LD> w = widened(p.w);
-  const Batch<LD> ref = act(a, w, batch_of(widened(in), a.source(), p.batch));
-  const Batch<LD> mass =
-      act(absolute(a), widened(p.w, true), batch_of(widened(in, true), a.source(), p.batch));
-  const Measure<LD> m = pushforward(a.span.t, Measure<LD>(a.apex(), LD(1)));
-  std::vector<LD> bound(out.size());
-  for (Index b = 0; b < p.batch; ++b)
-    for (Index y = 0; y < a.target(); ++y)
-      bound[b * a.target() + y] = pm::gamma(m[y] + 1, combined_roundoff<T>()) * mass(y, b);
-  pm_test::require_informative(
-      pm_test::compare(p.repro, transposed ? "transpose" : "forward", out, ref.data, bound),
-      out.size(), p.repro);
+  pm_test::verdict(kernels::compare_span_layer(p, transposed), p.repro);
 }
-
-// Gradient: parameter p sums q_p B terms μ φ g (q_p edges of p), so
-// |error| ≤ γ_{q_p B + 1} Σ_b π_!^{|μ|}(|s*φ_b| |t*g_b|).
 template <class T> void check_gradient(const Problem<T> &p) {
-  const ParametricSpan<LD> &a = p.reference;
-  std::vector<T> out(a.parameters());
-  kernels::span_parameter_gradient<T>(p.plan, p.phi, p.g, p.batch, out);
-
-  const auto [ref, mass] = batch_gradient(a, p.phi, p.g, p.batch);
-  const Measure<LD> q = pushforward(a.pi, Measure<LD>(a.apex(), LD(1)));
-  std::vector<LD> bound(out.size());
-  for (Index k = 0; k < out.size(); ++k)
-    bound[k] = pm::gamma(q[k] * p.batch + 1, combined_roundoff<T>()) * mass[k];
-  pm_test::require_informative(pm_test::compare(p.repro, "gradient", out, ref, bound), out.size(),
-                               p.repro);
+  pm_test::verdict(kernels::compare_span_gradient(p), p.repro);
 }
 
 template <class T> void check_all(const Problem<T> &p) {
@@ -199,8 +108,8 @@ template <> struct Arbitrary<GraphCase> {
 TEST_CASE("KERNEL-SPAN: the span kernel agrees with the reference layer, transpose and gradient") {
   rc::prop("span float", [](const SpanCase &c) { check_all(span_problem<float>(c)); });
   rc::prop("span double", [](const SpanCase &c) { check_all(span_problem<double>(c)); });
-  rc::prop("graph float", [](const GraphCase &c) { check_all(graph_problem<float>(c)); });
-  rc::prop("graph double", [](const GraphCase &c) { check_all(graph_problem<double>(c)); });
+  rc::prop("graph float", [](const GraphCase &c) { check_all(graph_case_problem<float>(c)); });
+  rc::prop("graph double", [](const GraphCase &c) { check_all(graph_case_problem<double>(c)); });
 }
 
 TEST_CASE("KERNEL-SPAN: edge cases give exact zeros and batch 1 works") {

@@ -1,34 +1,19 @@
 #pragma once
 // A random graph convolution for the kernel properties (kernels_span.cpp,
-// kernels_graph.cpp): sizes from RapidCheck, endpoints from the case's seed,
-// and the one-line reproduction of a case.
+// kernels_graph.cpp): sizes from RapidCheck; the endpoints from the case's
+// seed (pm::kernels::with_endpoints).
 #include <random>
 #include <sstream>
 #include <string>
 
 #include <rapidcheck.h>
 
-#include "pm/layers/graph_conv.hpp"
+#include "pm/kernels/check_cases.hpp"
 
 namespace pm_test {
 
-struct GraphCase {
-  pm::GraphConvSpec spec;
-  pm::Index batch = 1;
-  std::uint32_t seed = 0;
-};
-
-inline const char *norm_name(pm::GraphNorm n) {
-  switch (n) {
-  case pm::GraphNorm::sum:
-    return "sum";
-  case pm::GraphNorm::mean:
-    return "mean";
-  case pm::GraphNorm::symmetric:
-    return "symmetric";
-  }
-  return "?";
-}
+using pm::kernels::GraphCase;
+using pm::kernels::with_endpoints;
 
 // 1 to max_nodes nodes, up to max_edges edges (so isolated nodes occur), 1 to
 // max_channels channels each way, batches of 1 to 5; the endpoints are left
@@ -48,28 +33,6 @@ inline rc::Gen<GraphCase> graph_cases(pm::Index max_nodes, pm::Index max_edges,
     c.seed = *rc::gen::arbitrary<std::uint32_t>();
     return c;
   });
-}
-
-// The case with its endpoints drawn from its seed, a quarter of the edges
-// repeating an earlier one.
-inline GraphCase with_endpoints(GraphCase c) {
-  std::mt19937 g(c.seed);
-  for (auto &[u, v] : c.spec.edges) {
-    u = g() % c.spec.nodes;
-    v = g() % c.spec.nodes;
-  }
-  for (pm::Index e = 1; e < c.spec.edges.size(); ++e)
-    if (g() % 4 == 0) c.spec.edges[e] = c.spec.edges[g() % e];
-  return c;
-}
-
-inline std::string graph_repro(const GraphCase &c, const char *type) {
-  std::ostringstream os;
-  os << "graph<" << type << "> nodes=" << c.spec.nodes << " edges=" << c.spec.edges.size()
-     << " channels=" << c.spec.in_channels << "->" << c.spec.out_channels
-     << " self_loops=" << c.spec.self_loops << " norm=" << norm_name(c.spec.norm)
-     << " batch=" << c.batch << " seed=" << c.seed;
-  return os.str();
 }
 
 } // namespace pm_test

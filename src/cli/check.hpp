@@ -7,6 +7,7 @@
 #include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/validate/catalogue.hpp"
+#include "pm/validate/kernel_checks.hpp"
 #include "pm/validate/lints.hpp"
 #include "pm/validate/machine_samples.hpp"
 #include "pm/validate/probe.hpp"
@@ -15,9 +16,9 @@
 namespace pmach {
 
 inline const char *check_help =
-    "usage: pmach check [--cases N] [--seed S] [--json]\n"
+    "usage: pmach check [--cases N] [--seed S] [--kernels] [--json]\n"
     "       pmach check MODEL.json [--same-as OTHER.json] [--against DIR] [--cases N]\n"
-    "                   [--seed S] [--json]\n"
+    "                   [--seed S] [--kernels] [--json]\n"
     "\n"
     "Without a file: runs every law on every layer and machine of the built-in\n"
     "catalogue and prints the conformance table (law, subject, status, cases run,\n"
@@ -46,6 +47,15 @@ inline const char *check_help =
     "                 file, exit 1 when no output was compared. A directory\n"
     "                 written by `pmach probe` is read as probes: the span the\n"
     "                 framework implements is recovered exactly and diffed\n"
+    "  --kernels      also validate the fast kernels (src/pm/kernels/) on this CPU:\n"
+    "                 without a file every kernel (dense, convolution 1/2/3-D and\n"
+    "                 recurrent machines, the span and graph kernels; forward,\n"
+    "                 dual or transpose, weight gradient; float and double) on\n"
+    "                 generated cases, with a file the model's own kernel; each\n"
+    "                 against the reference in long double within the bounds of\n"
+    "                 docs/tolerances.md (laws KERNEL-*), and with 1 and all\n"
+    "                 available threads, which must give the same bits; a\n"
+    "                 failure prints the case and its one-line reproduction\n"
     "  --json         print the report as JSON\n"
     "\n"
     "Exit status: 0 all passed or not applicable, 1 a law failed or was too weak,\n"
@@ -144,6 +154,7 @@ inline int run_check(const Args &args) {
     pm::require(!args.has("against"), "check: --against needs a MODEL.json");
     pm::require(!args.has("same-as"), "check: --same-as needs a MODEL.json");
     for (const auto &entry : pm::catalogue()) rep.append(entry.run(opt));
+    if (args.flag("kernels")) rep.append(pm::check_kernels(opt));
   } else {
     const std::string file = args.positional[0];
     const pm::io::Json json = pm::io::read_json(file);
@@ -152,6 +163,7 @@ inline int run_check(const Args &args) {
       const std::string name = layer->name.empty() ? layer->file : layer->name;
       rep = check_layer_file(*layer, opt);
       rep.append(pm::lint_layer(*layer, json, name));
+      if (args.flag("kernels")) rep.append(pm::check_kernels(*layer, name, opt));
       if (args.has("against")) {
         const std::string dir = args.get("against");
         pm::require(!layer->bias, file, ": --against compares layers without a bias; check the ",
@@ -164,6 +176,7 @@ inline int run_check(const Args &args) {
       const std::string name = machine.name.empty() ? machine.file : machine.name;
       rep = check_machine_file(machine, opt);
       rep.append(pm::lint_machine(machine, json, name));
+      if (args.flag("kernels")) rep.append(pm::check_kernels(machine, name, opt));
       if (args.has("against"))
         rep.append(pm::compare_machine_samples(machine, args.get("against"), name));
     }

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
       {"check",
        pmach::check_help,
        {"cases", "seed", "against", "same-as"},
-       {"json", "help"},
+       {"json", "kernels", "help"},
        pmach::run_check},
       {"eval",
        pmach::eval_help,

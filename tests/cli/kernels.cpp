@@ -1,10 +1,9 @@
-// pmach eval --kernels: the fast path gives the exact reference's values on
-// inputs where both are exact. With σ = identity and small integers as
-// weights, inputs and cotangents, every partial sum of the kernels and of the
-// double reference is an integer far below 2^53, so float64 arithmetic is
-// exact (docs/tolerances.md, "Integer probes") and the kernels' results must
-// equal those of --precision exact (the reference over ℚ, rounded once) bit
-// for bit, whatever order the kernels sum in.
+// pmach eval --kernels and pmach check --kernels. The fast path gives the exact reference's values
+// on inputs where both are exact. With σ = identity and small integers as weights, inputs and
+// cotangents, every partial sum of the kernels and of the double reference is an integer far below
+// 2^53, so float64 arithmetic is exact (docs/tolerances.md, "Integer probes") and the kernels'
+// results must equal those of --precision exact (the reference over ℚ, rounded once) bit for bit,
+// whatever order the kernels sum in.
 #include <catch2/catch.hpp>
 
 #include "cli/support/pmach_run.hpp"
@@ -102,4 +101,61 @@ TEST_CASE("pmach eval --kernels: refused with --precision exact") {
   const Run r = pmach("eval model.json --y0 y0.npy --out o --kernels --precision exact");
   CHECK(r.code == 2);
   CHECK(r.err.find("--kernels") != std::string::npos);
+}
+
+// pmach check --kernels: every kernel on generated cases, one row per law,
+// kernel, pass and type, and one KERNEL-THREADS row per kernel and type.
+TEST_CASE("pmach check --kernels: every kernel, pass and type has its row, all passed") {
+  const Run r = pmach("check --kernels --cases 6 --seed 11");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  for (const char *type : {"(float)", "(double)"}) {
+    for (const char *kernel : {"dense machine", "conv1d machine", "conv2d machine",
+                               "conv3d machine", "recurrent machine"})
+      for (const char *pass : {" forward ", " dual ", " gradient "})
+        CHECK(pm_test::count(r.out, std::string(kernel) + pass + type) == 1);
+    for (const char *kernel : {"span kernel", "graph kernel"})
+      for (const char *pass : {" forward ", " transpose ", " gradient "})
+        CHECK(pm_test::count(r.out, std::string(kernel) + pass + type) == 1);
+  }
+  for (const char *law : {"KERNEL-DENSE-FORWARD ", "KERNEL-DENSE-DUAL ", "KERNEL-DENSE-GRADIENT "})
+    CHECK(pm_test::count(r.out, law) == 2);
+  for (const char *law : {"KERNEL-CONV ", "KERNEL-CONV2D ", "KERNEL-CONV3D ", "KERNEL-RECUR ",
+                          "KERNEL-SPAN ", "KERNEL-GRAPH "})
+    CHECK(pm_test::count(r.out, law) == 6);
+  CHECK(pm_test::count(r.out, "KERNEL-THREADS ") == 14);
+  CHECK(r.out.find(" failed, 0 too weak") != std::string::npos);
+  CHECK(pm_test::count(r.out, " 0 failed") == 1);
+}
+
+TEST_CASE("pmach check MODEL.json --kernels: the model's own kernel") {
+  const fs::path dir = work / "check_model";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string conv = (dir / "conv2d.json").string(), layer = (dir / "layer.json").string(),
+                    relu = (dir / "relu.json").string();
+  REQUIRE(
+      pmach("make conv-machine --dims 2 3 --sigma tanh --size 4 5 --padding 1 1 0 1 --file " + conv)
+          .code == 0);
+  REQUIRE(pmach("make conv --in 2 --out 3 --size 5 --kernel 3 --padding 1 --file " + layer).code ==
+          0);
+  REQUIRE(pmach("make dense-machine --dims 2 3 --sigma relu --file " + relu).code == 0);
+
+  const Run c = pmach("check " + conv + " --kernels --cases 5");
+  INFO(c.out << c.err);
+  CHECK(c.code == 0);
+  CHECK(pm_test::count(c.out, "KERNEL-CONV2D ") == 6);
+  CHECK(pm_test::count(c.out, "KERNEL-THREADS ") == 2);
+
+  const Run l = pmach("check " + layer + " --kernels --cases 5");
+  INFO(l.out << l.err);
+  CHECK(l.code == 0);
+  CHECK(pm_test::count(l.out, "KERNEL-SPAN ") == 6);
+
+  // σ = relu has no kernel: one row says so, and nothing fails.
+  const Run n = pmach("check " + relu + " --kernels --cases 5");
+  INFO(n.out << n.err);
+  CHECK(n.code == 0);
+  CHECK(n.out.find("sigma relu has no kernel") != std::string::npos);
+  CHECK(pm_test::count(n.out, "KERNEL-DENSE-FORWARD ") == 0);
 }

@@ -180,17 +180,30 @@ void graph_weight_gradient(const GraphPlan<T> &p, std::span<const T> phi, std::s
       {{phi.size(), p.in_channels, "phi"}, {g.size(), p.out_channels, "g"}});
   require(dw.size() == p.in_channels * p.out_channels, "graph_weight_gradient: dW has ", dw.size(),
           " entries, expected ", p.in_channels * p.out_channels);
-  // The whole batch node-major: the product sums over every (node, sample).
-  const Index ci = p.in_channels, co = p.out_channels, cols = batch * p.nodes;
-  T *x = detail::scratch<T>(0, ci * cols), *h = detail::scratch<T>(1, ci * cols),
-    *gn = detail::scratch<T>(2, co * cols);
-  detail::to_node_major(phi.data(), p.nodes, ci, 0, batch, x);
-  detail::to_node_major(g.data(), p.nodes, co, 0, batch, gn);
-  detail::aggregate<T>(p.into_start, p.into, p.nodes, batch * ci, x, h);
+  // Per piece of samples (the forward's pieces, so the copies and H stay in
+  // cache) one product sums over the piece's (node, sample) columns into
+  // the piece's own partial; the partials are then added in piece order, so
+  // the bits do not depend on which thread ran which piece.
+  const Index ci = p.in_channels, co = p.out_channels, piece = detail::graph_piece(p.nodes);
+  std::vector<T> partial(pieces(batch, piece) * ci * co);
+  for_each_piece(
+      batch, piece,
+      [&](Index b0, Index b1) {
+        const Index nb = b1 - b0, cols = nb * p.nodes;
+        T *x = detail::scratch<T>(0, ci * cols), *h = detail::scratch<T>(1, ci * cols),
+          *gn = detail::scratch<T>(2, co * cols);
+        detail::to_node_major(phi.data(), p.nodes, ci, b0, nb, x);
+        detail::to_node_major(g.data(), p.nodes, co, b0, nb, gn);
+        detail::aggregate<T>(p.into_start, p.into, p.nodes, nb * ci, x, h);
+        MatrixView<T> P(partial.data() + (b0 / piece) * ci * co, co, ci, Eigen::OuterStride<>(co));
+        P.setZero();
+        multiply_add(P, ConstMatrixView<T>(gn, co, cols, Eigen::OuterStride<>(co)),
+                     ConstMatrixView<T>(h, ci, cols, Eigen::OuterStride<>(ci)).transpose());
+      },
+      p.flops(batch, ci));
   std::fill(dw.begin(), dw.end(), T(0));
-  MatrixView<T> dWt(dw.data(), co, ci, Eigen::OuterStride<>(co));
-  multiply_add(dWt, ConstMatrixView<T>(gn, co, cols, Eigen::OuterStride<>(co)),
-               ConstMatrixView<T>(h, ci, cols, Eigen::OuterStride<>(ci)).transpose());
+  for (Index k = 0; k < partial.size(); k += ci * co)
+    for (Index i = 0; i < ci * co; ++i) dw[i] += partial[k + i];
 }
 
 } // namespace pm::kernels
