@@ -33,6 +33,45 @@ inline std::string sizes_text(Index x, Index y, Index p) {
          " parameters";
 }
 
+// Above these, the difference tensor is left out of a counterexample (the
+// detail still lists the first differences).
+inline constexpr std::size_t max_difference_entries = std::size_t{1} << 16;
+inline constexpr std::size_t max_difference_size = std::size_t{1} << 24;
+
+// The span difference as one tensor, c_implemented − c_intended on the axes
+// target × source × parameter (named t…, s…, p…): the arrays of
+// pmach.check. The detail lists the same differences, so it is not printed.
+inline Counterexample difference_counterexample(const ParametricSpan<Rational> &intended,
+                                                const ParametricSpan<Rational> &implemented,
+                                                const SpaceShapes &sh, const SpanDiff &d) {
+  Counterexample c;
+  c.scalars = {{"differences", std::to_string(d.count)}, {"compared", std::to_string(d.compared)}};
+  std::vector<std::size_t> shape;
+  std::vector<std::string> axes;
+  auto add = [&](const Shape &space, const std::vector<std::string> &names, const char *prefix) {
+    for (std::size_t j = 0; j < space.rank(); ++j) {
+      shape.push_back(space.extents()[j]);
+      axes.push_back(prefix + (names.size() == space.rank() ? names[j] : std::to_string(j)));
+    }
+  };
+  add(sh.target, sh.target_axes, "t");
+  add(sh.source, sh.source_axes, "s");
+  add(sh.parameters, sh.parameter_axes, "p");
+  const std::size_t size = sh.target.size() * sh.source.size() * sh.parameters.size();
+  if (d.count > max_difference_entries || size > max_difference_size) return c;
+  CoefficientMap diff = coefficients(implemented);
+  for (const auto &[k, v] : coefficients(intended)) diff[k] -= v;
+  CounterexampleTensor t{"implemented − intended", shape, axes, {}, {}, false};
+  for (const auto &[k, v] : diff) // ascending (y, x, p): row-major order
+    if (v != 0) {
+      const auto [y, x, p] = k;
+      t.indices.push_back((y * sh.source.size() + x) * sh.parameters.size() + p);
+      t.values.push_back(value_text(v));
+    }
+  c.tensors.push_back(std::move(t));
+  return c;
+}
+
 // The CONF-RECOVER and CONF-SPAN-DIFF rows of a recovery against an
 // intended span.
 template <class S>
@@ -68,6 +107,8 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
   if (d.same() && d.compared == 0) st = Status::too_weak;
   rep.results.push_back(
       row("CONF-SPAN-DIFF", subject, st, d.compared, opt.seed, prefix + to_text(d)));
+  if (!d.same())
+    rep.results.back().counterexample = difference_counterexample(intended, rec.span, shapes, d);
 }
 
 inline SpaceShapes shapes_of(const io::LayerDescription &d) {
@@ -75,6 +116,16 @@ inline SpaceShapes shapes_of(const io::LayerDescription &d) {
 }
 
 } // namespace validation
+
+// The shapes of a model's spaces, for its counterexamples.
+inline CaseShapes case_shapes(const io::LayerDescription &d) {
+  return {d.source.extents(), d.target.extents(), d.parameters.extents()};
+}
+inline CaseShapes case_shapes(const io::MachineDescription &d) {
+  return {d.space.extents(), d.space.extents(), d.parameters.extents()};
+}
+
+namespace validation {} // namespace validation
 
 // The laws on the implementation, then its recovered span against the
 // specification's.
@@ -94,7 +145,9 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
     return rep;
   }
   if constexpr (Layer<L>) {
-    rep = validate(implementation, subject, opt);
+    ValidateOptions shaped = opt;
+    shaped.shapes = case_shapes(spec);
+    rep = validate(implementation, subject, shaped);
   } else {
     const char *why = "the implementation has only a forward pass (apply)";
     rep.results.push_back(row("PSPAN-ADJOINT", subject, Status::not_applicable, 0, opt.seed, why));
