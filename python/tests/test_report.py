@@ -4,11 +4,13 @@ failure, the sparse counterexamples of the table, and the counterexamples
 of pmach.check as NumPy arrays."""
 import copy
 import json
+import re
 import os
 import pathlib
 import shlex
 import subprocess
 import xml.etree.ElementTree as ET
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -231,3 +233,45 @@ def test_reversed_kernel_difference_as_an_array():
     # The correct conv has no counterexample.
     from test_check import conv2d
     assert all(r.counterexample == {} for r in pmach.check(CONV, conv2d, cases=5).rows)
+
+
+def test_machine_that_skips_cleaning_gives_its_case_and_linear_part_as_arrays():
+    from test_check import DIMS, MACHINE, MASK, machine_forward_without_cleaning, np_forward
+    import torch
+    report = pmach.check(MACHINE, machine_forward_without_cleaning, cases=30)
+    row = next(r for r in report.rows if r["law"] == "CONF-MACHINE forward")
+    c, n = row.counterexample, sum(DIMS)
+    assert row["status"] == "failed" and c["w"].shape == (n, n) and c["y0"].shape == c["z0"].shape == (2, n)
+    # The case, run again: their outputs minus the reference (the correct
+    # forward pass written here) are the arrays of the report.
+    t = [torch.tensor(c[k]) for k in ("w", "y0", "z0")]
+    ty, tz = (v.numpy() for v in machine_forward_without_cleaning(*t))
+    ry, rz = np_forward(c["w"], c["y0"], c["z0"])
+    assert np.any(ty != ry)
+    assert np.array_equal(c["y − reference"], ty - ry) and np.array_equal(c["z − reference"], tz - rz)
+    # The linear part: the difference is where the grading forbids the
+    # parameter (MASK = 0), and its entries are those the detail lists.
+    d = c["implemented − intended"]
+    assert d.shape == (n, n, n, n) and np.count_nonzero(d) == row.scalars["differences"] > 0
+    assert not np.any(d[:, :, MASK == 1])
+    listed = re.findall(r"target \((\d+)\) <- source \((\d+)\) via parameter \((\d+), (\d+)\): "
+                        r"intended (\S+), implemented (\S+)", row["detail"])
+    assert len(listed) == 10
+    for t, s, i, j, intended, implemented in listed:
+        assert d[int(t), int(s), int(i), int(j)] == float(Fraction(implemented) - Fraction(intended))
+
+
+def test_backward_that_forgets_the_slope_gives_its_case_as_arrays():
+    from test_check import MACHINE, np_backward, np_backward_without_slope, np_forward
+    report = pmach.check(MACHINE, np_forward, backward=np_backward_without_slope, cases=30)
+    row = next(r for r in report.rows if r["law"] == "CONF-MACHINE backward")
+    c = row.counterexample
+    assert row["status"] == "failed" and {"w", "y0", "z0", "g_y", "g_z"} <= set(c)
+    case = [c[k] for k in ("w", "y0", "z0", "g_y", "g_z")]
+    theirs, right = np_backward_without_slope(*case), np_backward(*case)
+    assert np.any(theirs[0] != right[0])
+    for k, name in enumerate(("grad_y0", "grad_z0", "grad_w")):
+        assert np.array_equal(c[name + " − reference"], theirs[k] - right[k]), name
+    # The table prints the differences, not the inputs.
+    text = str(report)
+    assert "  grad_y0 − reference, shape (2, 7): " in text and "  g_y, shape" not in text

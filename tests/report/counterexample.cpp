@@ -10,7 +10,14 @@ using pm::Rational;
 namespace {
 
 pm::LawResult failing_row() {
-  pm::LawResult r{"PSPAN-ADJOINT", "conv <a&b>", pm::Status::failed, 3, true, 0, 0, 7,
+  pm::LawResult r{"PSPAN-ADJOINT",
+                  "conv <a&b>",
+                  pm::Status::failed,
+                  3,
+                  true,
+                  0,
+                  0,
+                  7,
                   "case 2 (seed 7), shrunk to g"};
   // g on (o, y) = (2, 3): two non-zero entries out of six.
   std::vector<Rational> g(6, Rational(0));
@@ -25,7 +32,8 @@ pm::LawResult failing_row() {
 } // namespace
 
 TEST_CASE("a counterexample tensor lists only its non-zero entries, by multi-index") {
-  const auto &t = failing_row().counterexample.tensors[0];
+  const pm::LawResult row = failing_row();
+  const auto &t = row.counterexample.tensors[0];
   CHECK(t.indices == std::vector<std::size_t>{1, 5});
   CHECK(t.values == std::vector<std::string>{"3/4", "-1/6"});
   CHECK(pm::to_text(t) == "  g, shape (2, 3), axes (o, y): 2 of 6 entries non-zero\n"
@@ -50,7 +58,8 @@ TEST_CASE("the table prints the detail, the sparse counterexample and the repro 
   rep.results.push_back(failing_row());
   const std::string text = pm::to_text(rep);
   CHECK(text.find("PSPAN-ADJOINT on conv <a&b> (failed): case 2 (seed 7), shrunk to g\n"
-                  "  g, shape (2, 3), axes (o, y): 2 of 6 entries non-zero\n") != std::string::npos);
+                  "  g, shape (2, 3), axes (o, y): 2 of 6 entries non-zero\n") !=
+        std::string::npos);
   CHECK(text.find("  repro: pmach check m.json --law PSPAN-ADJOINT") != std::string::npos);
   // A tensor the detail lists already is left out of the text, not of the JSON.
   rep.results[0].counterexample.tensors[0].in_text = false;
@@ -77,8 +86,9 @@ TEST_CASE("JUnit XML: counts, escaped names, the failure with its details") {
                          "the layer has no parameters"});
   rep.results.push_back({"WF-SIZES", "conv", pm::Status::passed, 1, true, 0, 0, 0, ""});
   const std::string x = pm::to_junit(rep, "m.json");
-  CHECK(x.find("<testsuite name=\"m.json\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\">") !=
-        std::string::npos);
+  CHECK(
+      x.find("<testsuite name=\"m.json\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\">") !=
+      std::string::npos);
   CHECK(x.find("classname=\"conv &lt;a&amp;b&gt;\" name=\"PSPAN-ADJOINT\"") != std::string::npos);
   CHECK(x.find("<failure type=\"failed\" message=\"case 2 (seed 7), shrunk to g\">") !=
         std::string::npos);

@@ -311,6 +311,39 @@ std::string first_difference(const Batch<S> &theirs, const Batch<Rational> &ref,
   return "";
 }
 
+// A batch (points × samples) as a tensor of shape (samples, *space); for
+// the inputs of a case, kept out of the text (the differences are printed).
+template <class S>
+CounterexampleTensor batch_tensor(const std::string &name, const Batch<S> &b, const Shape &space,
+                                  bool in_text = false) {
+  std::vector<std::size_t> shape{b.cols};
+  if (space.size() == b.rows)
+    shape.insert(shape.end(), space.extents().begin(), space.extents().end());
+  else
+    shape.push_back(b.rows);
+  CounterexampleTensor t = sparse_tensor(name, shape, b.data);
+  t.in_text = in_text;
+  return t;
+}
+
+// A function on the parameters as a tensor of their shape.
+inline CounterexampleTensor parameter_tensor(const std::string &name, const Function<Rational> &w,
+                                             const Shape &params, bool in_text = false) {
+  CounterexampleTensor t = sparse_tensor(name, params.extents(), w);
+  t.in_text = in_text;
+  return t;
+}
+
+// Their output minus the reference's, when the shapes agree.
+template <class S>
+void add_difference(Counterexample &c, const std::string &name, const Batch<S> &theirs,
+                    const Batch<Rational> &ref, const Shape &space) {
+  if (theirs.rows != ref.rows || theirs.cols != ref.cols) return;
+  Batch<Rational> d(ref.rows, ref.cols);
+  for (Index k = 0; k < ref.data.size(); ++k) d.data[k] = to_rational(theirs.data[k]) - ref.data[k];
+  c.tensors.push_back(batch_tensor(name + " − reference", d, space, true));
+}
+
 } // namespace validation
 
 // The implementation against the reference machine of `spec` on opt.cases
@@ -349,6 +382,9 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     return s;
   };
   std::string fwd_fail, bwd_fail;
+  Counterexample fwd_case, bwd_case; // the failing case and the differences
+  const SpaceShapes shapes = shapes_of(spec, n, np);
+  const Shape &space = shapes.source, &params = shapes.parameters;
   std::size_t fwd_cases = 0, bwd_cases = 0;
   for (std::size_t k = 0; k < opt.cases && fwd_fail.empty() && bwd_fail.empty(); ++k) {
     const Batch<Rational> wb = random_batch<Rational>(rng, np, 1, 3);
@@ -363,8 +399,16 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     where << "case " << k << " (seed " << opt.seed << "): ";
     fwd_fail = first_difference(y, x.y, "y");
     if (fwd_fail.empty()) fwd_fail = first_difference(z, x.z, "z");
+    auto inputs = [&](Counterexample &c) {
+      c.scalars = {{"case", std::to_string(k)}};
+      c.tensors = {parameter_tensor("w", w, params), batch_tensor("y0", y0, space),
+                   batch_tensor("z0", z0, space)};
+    };
     if (!fwd_fail.empty()) {
       fwd_fail = where.str() + fwd_fail;
+      inputs(fwd_case);
+      add_difference(fwd_case, "y", y, x.y, space);
+      add_difference(fwd_case, "z", z, x.z, space);
       break;
     }
     if constexpr (HasMachineBackward<M>) {
@@ -379,7 +423,19 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       if (bwd_fail.empty())
         bwd_fail = first_difference(Batch<S>::from_columns(theirs.w.size(), {theirs.w}),
                                     Batch<Rational>::from_columns(g.w.size(), {g.w}), "grad w");
-      if (!bwd_fail.empty()) bwd_fail = where.str() + bwd_fail;
+      if (!bwd_fail.empty()) {
+        bwd_fail = where.str() + bwd_fail;
+        inputs(bwd_case);
+        bwd_case.tensors.push_back(batch_tensor("g_y", gy, space));
+        bwd_case.tensors.push_back(batch_tensor("g_z", gz, space));
+        add_difference(bwd_case, "grad_y0", theirs.y0, g.y0, space);
+        add_difference(bwd_case, "grad_z0", theirs.z0, g.z0, space);
+        if (theirs.w.size() == g.w.size()) {
+          Function<Rational> dw(g.w.size());
+          for (Index p = 0; p < dw.size(); ++p) dw[p] = to_rational(theirs.w[p]) - g.w[p];
+          bwd_case.tensors.push_back(parameter_tensor("grad_w − reference", dw, params, true));
+        }
+      }
     }
   }
   if (fwd_fail.empty()) {
@@ -390,15 +446,23 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     std::string why;
     const auto lin = recover_linear_part(implementation, n, np, calls, why);
     if (lin) {
-      const SpanDiff d =
-          span_diff(cleaned_span(ref.span(), ref.grading()), *lin, shapes_of(spec, n, np));
+      const SpanDiff d = span_diff(cleaned_span(ref.span(), ref.grading()), *lin, shapes);
       fwd_fail += "; linear part recovered in " + std::to_string(calls) +
                   " calls of forward: " + to_text(d);
+      if (!d.same()) {
+        const Counterexample lin_diff =
+            difference_counterexample(cleaned_span(ref.span(), ref.grading()), *lin, shapes, d);
+        fwd_case.tensors.insert(fwd_case.tensors.end(), lin_diff.tensors.begin(),
+                                lin_diff.tensors.end());
+        fwd_case.scalars.insert(fwd_case.scalars.end(), lin_diff.scalars.begin(),
+                                lin_diff.scalars.end());
+      }
     } else {
       fwd_fail += "; " + why;
     }
     rep.results.push_back(
         row("CONF-MACHINE forward", subject, Status::failed, fwd_cases, opt.seed, fwd_fail));
+    rep.results.back().counterexample = std::move(fwd_case);
   }
   if constexpr (HasMachineBackward<M>) {
     rep.results.push_back(row("CONF-MACHINE backward", subject,
@@ -409,6 +473,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                               !bwd_fail.empty() ? bwd_fail
                               : bwd_cases == 0  ? "not run: the forward pass failed first"
                                                 : ""));
+    rep.results.back().counterexample = std::move(bwd_case);
   } else {
     rep.results.push_back(row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed,
                               "the implementation has no backward pass"));
