@@ -8,7 +8,8 @@ A thin skin over the C++ reference implementation of Vertechi & Bergomi,
   ``pmach.RecurMachine``; ``model.forward``/``model.backward`` over NumPy
   arrays, ``model.save(path)``;
 - validation: ``pmach.check(model, forward, ...)`` runs the laws on a PyTorch
-  or NumPy implementation and compares it with the model;
+  or NumPy implementation and compares it with the model; a failing row's
+  ``row.counterexample`` gives its tensors as NumPy arrays;
   ``pmach.recover(forward, ...)`` returns the span a black box implements;
 - ``pmach.torch``: torch.nn.Modules that run the C++ kernels (import it
   explicitly: ``import pmach.torch``).

@@ -95,7 +95,11 @@ def check(model, forward, *, transpose=None, gradient=None, backward=None, cases
     functions (torch.float64 tensors in, autograd for the adjoints); a NumPy
     implementation passes its adjoints, or framework="numpy" to be checked
     on its forward pass alone. Returns a pmach.Report: the laws on the
-    implementation, then its agreement with the model.
+    implementation, then its agreement with the model. A failing row's
+    ``row.counterexample`` is a dict name → ndarray: the shrunk case of a law
+    (w, φ, g, … in the model's shapes), or for CONF-SPAN-DIFF the array
+    "implemented − intended" of coefficients on target × source × parameter
+    axes; ``row.scalars`` holds the case number and the two sides.
     """
     fw = _framework(framework, transpose, gradient, backward)
     if isinstance(model, _pmach.Layer):

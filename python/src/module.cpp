@@ -26,13 +26,21 @@ void bind_report(py::module_ &m) {
 
 ``passed`` is True when no row failed or was too weak; ``rows`` lists the rows
 as dicts (law, subject, status, cases, exact, max_error, bound, seed,
-detail); ``str(report)`` is the table the ``pmach check`` command prints;
-``to_json()`` is the command's ``--json`` output.)")
+detail, and on a failure counterexample), whose ``counterexample`` property
+gives the failure's tensors as NumPy arrays (name → ndarray) and ``scalars``
+its scalars; ``str(report)`` is the table the ``pmach check`` command prints,
+with the counterexamples sparse in multi-index coordinates; ``to_json()`` is
+the command's ``--json`` output (docs/report.schema.json).)")
       .def_property_readonly("passed", &pm::Report::passed,
                              "True when no row failed or was too weak.")
       .def_property_readonly(
-          "rows", [](const pm::Report &r) { return json_value(pm::to_json(r)["results"]); },
-          "The rows as a list of dicts.")
+          "rows",
+          [](const pm::Report &r) {
+            return py::module_::import("pmach._report")
+                .attr("rows")(json_value(pm::to_json(r)["results"]));
+          },
+          "The rows as a list of pmach dicts (pmach._report.Row); row.counterexample is a\n"
+          "dict name → ndarray of a failure's tensors, row.scalars its scalars.")
       .def(
           "to_json", [](const pm::Report &r) { return pm::to_json(r).dump(2); },
           "The report as JSON text, as printed by `pmach check --json`.")

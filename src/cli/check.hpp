@@ -1,11 +1,15 @@
 #pragma once
 // pmach check: the conformance table of the built-in catalogue, or the
 // validation of a user's layer or machine file.
+#include <fnmatch.h>
+
 #include <iostream>
+#include <set>
 
 #include "args.hpp"
 #include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
+#include "pm/io/output.hpp"
 #include "pm/validate/catalogue.hpp"
 #include "pm/validate/kernel_checks.hpp"
 #include "pm/validate/lints.hpp"
@@ -16,9 +20,11 @@
 namespace pmach {
 
 inline const char *check_help =
-    "usage: pmach check [--cases N] [--seed S] [--kernels] [--json]\n"
+    "usage: pmach check [--cases N] [--seed S] [--kernels] [--law PATTERN]\n"
+    "                   [--subject PATTERN] [--json] [--junit FILE]\n"
     "       pmach check MODEL.json [--same-as OTHER.json] [--against DIR] [--cases N]\n"
-    "                   [--seed S] [--kernels] [--json]\n"
+    "                   [--seed S] [--kernels] [--law PATTERN] [--subject PATTERN]\n"
+    "                   [--json] [--junit FILE]\n"
     "\n"
     "Without a file: runs every law on every layer and machine of the built-in\n"
     "catalogue and prints the conformance table (law, subject, status, cases run,\n"
@@ -56,7 +62,16 @@ inline const char *check_help =
     "                 docs/tolerances.md (laws KERNEL-*), and with 1 and all\n"
     "                 available threads, which must give the same bits; a\n"
     "                 failure prints the case and its one-line reproduction\n"
-    "  --json         print the report as JSON\n"
+    "  --law P        keep only the rows whose law matches the pattern P (a shell\n"
+    "                 pattern: * any text, ? one character); exit 2 when no row\n"
+    "                 matches\n"
+    "  --subject P    likewise for the subject (e.g. 'conv1d (exact)')\n"
+    "  --json         print the report as JSON (docs/report.schema.json)\n"
+    "  --junit FILE   also write the report as JUnit XML to FILE, for CI systems\n"
+    "\n"
+    "A failing row prints its counterexample sparsely, in multi-index\n"
+    "coordinates (w[1, 0, 2] = 1/6: only the non-zero or differing entries),\n"
+    "and a repro line: the one command that runs it again.\n"
     "\n"
     "Exit status: 0 all passed or not applicable, 1 a law failed or was too weak,\n"
     "2 bad input.\n";
@@ -89,9 +104,9 @@ inline void require_check_work(const pm::io::ModelSize &size, const pm::Validate
               "; use fewer --cases");
 }
 
-inline pm::Report check_layer_file(const pm::io::LayerDescription &d,
-                                   const pm::ValidateOptions &opt) {
+inline pm::Report check_layer_file(const pm::io::LayerDescription &d, pm::ValidateOptions opt) {
   pm::Report rep;
+  opt.shapes = pm::case_shapes(d);
   const std::string name = d.name.empty() ? d.file : d.name;
   const pm::io::ModelSize size{d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(),
                                0};
@@ -106,9 +121,9 @@ inline pm::Report check_layer_file(const pm::io::LayerDescription &d,
   return rep;
 }
 
-inline pm::Report check_machine_file(const pm::io::MachineDescription &d,
-                                     const pm::ValidateOptions &opt) {
+inline pm::Report check_machine_file(const pm::io::MachineDescription &d, pm::ValidateOptions opt) {
   pm::Report rep;
+  opt.shapes = pm::case_shapes(d);
   const std::string name = d.name.empty() ? d.file : d.name;
   const auto m = pm::io::make_machine<double>(d);
   const pm::io::ModelSize size{d.space.size(), d.space.size(), m.span().apex(), d.parameters.size(),
@@ -133,6 +148,73 @@ inline pm::Report check_machine_file(const pm::io::MachineDescription &d,
     rep.append(pm::validate(pm::io::make_machine<pm::Rational>(d), name + " (exact)", opt));
   rep.append(pm::validate(m, name + " (double)", opt));
   return rep;
+}
+
+// A word as the shell reads it back: quoted unless it is plain.
+inline std::string shell_quoted(const std::string &s) {
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_./=:+-") == std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// A name as a pattern that matches only itself.
+inline std::string pattern_of(const std::string &name) {
+  std::string p;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') p += '\\';
+    p += c;
+  }
+  return p;
+}
+
+inline bool matches(const std::string &pattern, const std::string &name) {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+// Keeps the rows selected by --law and --subject; a filter that keeps
+// nothing is bad input (a report of no row would pass vacuously).
+inline void filter_rows(pm::Report &rep, const Args &args) {
+  if (!args.has("law") && !args.has("subject")) return;
+  const std::string law = args.get("law", "*"), subject = args.get("subject", "*");
+  std::set<std::string> laws, subjects;
+  std::vector<pm::LawResult> kept;
+  for (auto &r : rep.results) {
+    laws.insert(r.law);
+    subjects.insert(r.subject);
+    if (matches(law, r.law) && matches(subject, r.subject)) kept.push_back(std::move(r));
+  }
+  auto some = [](const std::set<std::string> &names) {
+    std::string list;
+    std::size_t k = 0;
+    for (const auto &n : names)
+      if (k++ < 8) list += (list.empty() ? "" : ", ") + n;
+    return list + (names.size() > 8 ? ", … (" + std::to_string(names.size()) + " in all)" : "");
+  };
+  pm::require(!kept.empty(),
+              "check: ", args.has("law") ? "--law " + pm::io::printable(law) + " " : std::string(),
+              args.has("subject") ? "--subject " + pm::io::printable(subject) + " " : std::string(),
+              "selects none of the ", rep.results.size(),
+              " rows; expected a pattern matching a law (", some(laws), ") and a subject (",
+              some(subjects), ")");
+  rep.results = std::move(kept);
+}
+
+// The command that runs a failing row again: the same file, comparisons,
+// seed and cases, filtered to the row.
+inline void add_repro_lines(pm::Report &rep, const Args &args, const pm::ValidateOptions &opt) {
+  std::string base = "pmach check";
+  if (!args.positional.empty()) base += " " + shell_quoted(args.positional[0]);
+  for (const char *o : {"same-as", "against"})
+    if (args.has(o)) base += std::string(" --") + o + " " + shell_quoted(args.get(o));
+  if (args.flag("kernels")) base += " --kernels";
+  for (auto &r : rep.results)
+    if (r.status == pm::Status::failed || r.status == pm::Status::too_weak)
+      r.repro = base + " --law " + shell_quoted(pattern_of(r.law)) + " --subject " +
+                shell_quoted(pattern_of(r.subject)) + " --seed " + std::to_string(opt.seed) +
+                " --cases " + std::to_string(opt.cases);
 }
 
 // Printed above the table of a model file: what its laws can and cannot tell.
@@ -183,6 +265,12 @@ inline int run_check(const Args &args) {
     if (args.has("same-as"))
       rep.append(pm::same_as(model, pm::io::read_model(args.get("same-as"))));
   }
+  filter_rows(rep, args);
+  add_repro_lines(rep, args, opt);
+  if (args.has("junit"))
+    pm::io::write_file_atomically(
+        args.get("junit"),
+        pm::to_junit(rep, args.positional.empty() ? "catalogue" : args.positional[0]));
   if (args.flag("json")) {
     nlohmann::json out = pm::to_json(rep);
     if (!args.positional.empty()) out["note"] = what_is_checked;

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   const Command commands[] = {
       {"check",
        pmach::check_help,
-       {"cases", "seed", "against", "same-as"},
+       {"cases", "seed", "against", "same-as", "law", "subject", "junit"},
        {"json", "kernels", "help"},
        pmach::run_check},
       {"eval",

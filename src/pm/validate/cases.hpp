@@ -23,9 +23,17 @@
 
 namespace pm {
 
+// The shapes of a subject's spaces (empty: unknown), so that a
+// counterexample is shown in multi-index coordinates; a machine's states
+// live on `source`.
+struct CaseShapes {
+  std::vector<std::size_t> source, target, parameters;
+};
+
 struct ValidateOptions {
   std::size_t cases = 100;
   std::uint64_t seed = 1;
+  CaseShapes shapes = {};
 };
 
 namespace validation {
@@ -63,10 +71,28 @@ inline std::size_t max_fibre(const FinMap &f) {
   return m;
 }
 
+// Which space a slot lives on, for the shape of its counterexample tensor.
+enum class On { flat, source, target, parameters };
+
 struct Slot {
   std::string name;
   Index size;
+  On on = On::flat;
 };
+
+// A slot's shape: its space's, when known and of the slot's size.
+inline std::vector<std::size_t> slot_shape(const Slot &s, const CaseShapes &shapes) {
+  const std::vector<std::size_t> *space = s.on == On::source       ? &shapes.source
+                                          : s.on == On::target     ? &shapes.target
+                                          : s.on == On::parameters ? &shapes.parameters
+                                                                   : nullptr;
+  if (space) {
+    std::size_t n = 1;
+    for (std::size_t e : *space) n *= e;
+    if (n == s.size) return *space;
+  }
+  return {s.size};
+}
 using Codes = std::vector<std::vector<int>>;
 
 // The verdict on one case.
@@ -74,7 +100,8 @@ struct Comparison {
   bool ok = true;
   bool vacuous = true; // both sides entirely zero
   double error = 0, bound = 0;
-  std::string where; // the worst component and its two sides
+  std::string where;         // the worst component and its two sides
+  Counterexample sides = {}; // the failing component and its two sides, as scalars
 };
 
 // Compares two sides componentwise: == over exact scalars, within
@@ -102,9 +129,13 @@ Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S>
       worst = ratio;
       c.error = err;
       c.bound = bound;
-      if (!ok)
+      if (!ok) {
         c.where = "component " + std::to_string(i) + ": lhs = " + show(l[i]) +
                   ", rhs = " + show(r[i]) + (is_exact<S> ? "" : ", bound " + show(bound));
+        c.sides.scalars = {
+            {"component", std::to_string(i)}, {"lhs", show(l[i])}, {"rhs", show(r[i])}};
+        if (!is_exact<S>) c.sides.scalars.push_back({"bound", show(bound)});
+      }
     }
     c.ok = c.ok && ok;
   }
@@ -178,14 +209,22 @@ LawResult run_law(const std::string &law, const std::string &subject,
               changed = true;
             }
       }
+      // The shrunk case as tensors on the slots' spaces, and the sides.
       std::ostringstream os;
       os << "case " << k << " (seed " << opt.seed << "), shrunk to ";
+      r.counterexample.scalars = {{"case", std::to_string(k)}};
       for (std::size_t s = 0; s < slots.size(); ++s) {
-        os << (s ? ", " : "") << slots[s].name << " = [";
-        for (std::size_t i = 0; i < c[s].size(); ++i)
-          os << (i ? ", " : "") << c[s][i] << (c[s][i] && !exact ? "/997" : c[s][i] ? "/6" : "");
-        os << "]";
+        os << (s ? ", " : "") << slots[s].name;
+        CounterexampleTensor t =
+            sparse_tensor(slots[s].name, slot_shape(slots[s], opt.shapes), c[s]);
+        for (std::size_t i = 0; i < t.indices.size(); ++i) {
+          const int code = c[s][t.indices[i]];
+          // k/997 names the double nearest to it, as the case's scalar is.
+          t.values[i] = exact ? value_text(Rational(code, 6)) : std::to_string(code) + "/997";
+        }
+        r.counterexample.tensors.push_back(std::move(t));
       }
+      for (const auto &sc : last.sides.scalars) r.counterexample.scalars.push_back(sc);
       os << "; " << last.where;
       r.status = Status::failed;
       r.detail = os.str();

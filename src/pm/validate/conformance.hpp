@@ -33,6 +33,45 @@ inline std::string sizes_text(Index x, Index y, Index p) {
          " parameters";
 }
 
+// Above these, the difference tensor is left out of a counterexample (the
+// detail still lists the first differences).
+inline constexpr std::size_t max_difference_entries = std::size_t{1} << 16;
+inline constexpr std::size_t max_difference_size = std::size_t{1} << 24;
+
+// The span difference as one tensor, c_implemented − c_intended on the axes
+// target × source × parameter (named t…, s…, p…): the arrays of
+// pmach.check. The detail lists the same differences, so it is not printed.
+inline Counterexample difference_counterexample(const ParametricSpan<Rational> &intended,
+                                                const ParametricSpan<Rational> &implemented,
+                                                const SpaceShapes &sh, const SpanDiff &d) {
+  Counterexample c;
+  c.scalars = {{"differences", std::to_string(d.count)}, {"compared", std::to_string(d.compared)}};
+  std::vector<std::size_t> shape;
+  std::vector<std::string> axes;
+  auto add = [&](const Shape &space, const std::vector<std::string> &names, const char *prefix) {
+    for (std::size_t j = 0; j < space.rank(); ++j) {
+      shape.push_back(space.extents()[j]);
+      axes.push_back(prefix + (names.size() == space.rank() ? names[j] : std::to_string(j)));
+    }
+  };
+  add(sh.target, sh.target_axes, "t");
+  add(sh.source, sh.source_axes, "s");
+  add(sh.parameters, sh.parameter_axes, "p");
+  const std::size_t size = sh.target.size() * sh.source.size() * sh.parameters.size();
+  if (d.count > max_difference_entries || size > max_difference_size) return c;
+  CoefficientMap diff = coefficients(implemented);
+  for (const auto &[k, v] : coefficients(intended)) diff[k] -= v;
+  CounterexampleTensor t{"implemented − intended", shape, axes, {}, {}, false};
+  for (const auto &[k, v] : diff) // ascending (y, x, p): row-major order
+    if (v != 0) {
+      const auto [y, x, p] = k;
+      t.indices.push_back((y * sh.source.size() + x) * sh.parameters.size() + p);
+      t.values.push_back(value_text(v));
+    }
+  c.tensors.push_back(std::move(t));
+  return c;
+}
+
 // The CONF-RECOVER and CONF-SPAN-DIFF rows of a recovery against an
 // intended span.
 template <class S>
@@ -68,6 +107,8 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
   if (d.same() && d.compared == 0) st = Status::too_weak;
   rep.results.push_back(
       row("CONF-SPAN-DIFF", subject, st, d.compared, opt.seed, prefix + to_text(d)));
+  if (!d.same())
+    rep.results.back().counterexample = difference_counterexample(intended, rec.span, shapes, d);
 }
 
 // With a bias the span's source is X ⊔ {•}, flat: the bias point is last.
@@ -76,6 +117,16 @@ inline SpaceShapes shapes_of(const io::LayerDescription &d) {
 }
 
 } // namespace validation
+
+// The shapes of a model's spaces, for its counterexamples.
+inline CaseShapes case_shapes(const io::LayerDescription &d) {
+  return {d.source.extents(), d.target.extents(), d.parameters.extents()};
+}
+inline CaseShapes case_shapes(const io::MachineDescription &d) {
+  return {d.space.extents(), d.space.extents(), d.parameters.extents()};
+}
+
+namespace validation {} // namespace validation
 
 // The laws on the implementation, then its recovered span against the
 // specification's.
@@ -95,7 +146,9 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
     return rep;
   }
   if constexpr (Layer<L>) {
-    rep = validate(implementation, subject, opt);
+    ValidateOptions shaped = opt;
+    shaped.shapes = case_shapes(spec);
+    rep = validate(implementation, subject, shaped);
   } else {
     const char *why = "the implementation has only a forward pass (apply)";
     rep.results.push_back(row("PSPAN-ADJOINT", subject, Status::not_applicable, 0, opt.seed, why));
@@ -259,6 +312,39 @@ std::string first_difference(const Batch<S> &theirs, const Batch<Rational> &ref,
   return "";
 }
 
+// A batch (points × samples) as a tensor of shape (samples, *space); for
+// the inputs of a case, kept out of the text (the differences are printed).
+template <class S>
+CounterexampleTensor batch_tensor(const std::string &name, const Batch<S> &b, const Shape &space,
+                                  bool in_text = false) {
+  std::vector<std::size_t> shape{b.cols};
+  if (space.size() == b.rows)
+    shape.insert(shape.end(), space.extents().begin(), space.extents().end());
+  else
+    shape.push_back(b.rows);
+  CounterexampleTensor t = sparse_tensor(name, shape, b.data);
+  t.in_text = in_text;
+  return t;
+}
+
+// A function on the parameters as a tensor of their shape.
+inline CounterexampleTensor parameter_tensor(const std::string &name, const Function<Rational> &w,
+                                             const Shape &params, bool in_text = false) {
+  CounterexampleTensor t = sparse_tensor(name, params.extents(), w);
+  t.in_text = in_text;
+  return t;
+}
+
+// Their output minus the reference's, when the shapes agree.
+template <class S>
+void add_difference(Counterexample &c, const std::string &name, const Batch<S> &theirs,
+                    const Batch<Rational> &ref, const Shape &space) {
+  if (theirs.rows != ref.rows || theirs.cols != ref.cols) return;
+  Batch<Rational> d(ref.rows, ref.cols);
+  for (Index k = 0; k < ref.data.size(); ++k) d.data[k] = to_rational(theirs.data[k]) - ref.data[k];
+  c.tensors.push_back(batch_tensor(name + " − reference", d, space, true));
+}
+
 } // namespace validation
 
 // The implementation against the reference machine of `spec` on opt.cases
@@ -297,6 +383,9 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     return s;
   };
   std::string fwd_fail, bwd_fail;
+  Counterexample fwd_case, bwd_case; // the failing case and the differences
+  const SpaceShapes shapes = shapes_of(spec, n, np);
+  const Shape &space = shapes.source, &params = shapes.parameters;
   std::size_t fwd_cases = 0, bwd_cases = 0;
   for (std::size_t k = 0; k < opt.cases && fwd_fail.empty() && bwd_fail.empty(); ++k) {
     const Batch<Rational> wb = random_batch<Rational>(rng, np, 1, 3);
@@ -311,8 +400,16 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     where << "case " << k << " (seed " << opt.seed << "): ";
     fwd_fail = first_difference(y, x.y, "y");
     if (fwd_fail.empty()) fwd_fail = first_difference(z, x.z, "z");
+    auto inputs = [&](Counterexample &c) {
+      c.scalars = {{"case", std::to_string(k)}};
+      c.tensors = {parameter_tensor("w", w, params), batch_tensor("y0", y0, space),
+                   batch_tensor("z0", z0, space)};
+    };
     if (!fwd_fail.empty()) {
       fwd_fail = where.str() + fwd_fail;
+      inputs(fwd_case);
+      add_difference(fwd_case, "y", y, x.y, space);
+      add_difference(fwd_case, "z", z, x.z, space);
       break;
     }
     if constexpr (HasMachineBackward<M>) {
@@ -327,7 +424,19 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       if (bwd_fail.empty())
         bwd_fail = first_difference(Batch<S>::from_columns(theirs.w.size(), {theirs.w}),
                                     Batch<Rational>::from_columns(g.w.size(), {g.w}), "grad w");
-      if (!bwd_fail.empty()) bwd_fail = where.str() + bwd_fail;
+      if (!bwd_fail.empty()) {
+        bwd_fail = where.str() + bwd_fail;
+        inputs(bwd_case);
+        bwd_case.tensors.push_back(batch_tensor("g_y", gy, space));
+        bwd_case.tensors.push_back(batch_tensor("g_z", gz, space));
+        add_difference(bwd_case, "grad_y0", theirs.y0, g.y0, space);
+        add_difference(bwd_case, "grad_z0", theirs.z0, g.z0, space);
+        if (theirs.w.size() == g.w.size()) {
+          Function<Rational> dw(g.w.size());
+          for (Index p = 0; p < dw.size(); ++p) dw[p] = to_rational(theirs.w[p]) - g.w[p];
+          bwd_case.tensors.push_back(parameter_tensor("grad_w − reference", dw, params, true));
+        }
+      }
     }
   }
   if (fwd_fail.empty()) {
@@ -338,15 +447,23 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     std::string why;
     const auto lin = recover_linear_part(implementation, n, np, calls, why);
     if (lin) {
-      const SpanDiff d =
-          span_diff(cleaned_span(ref.span(), ref.grading()), *lin, shapes_of(spec, n, np));
+      const SpanDiff d = span_diff(cleaned_span(ref.span(), ref.grading()), *lin, shapes);
       fwd_fail += "; linear part recovered in " + std::to_string(calls) +
                   " calls of forward: " + to_text(d);
+      if (!d.same()) {
+        const Counterexample lin_diff =
+            difference_counterexample(cleaned_span(ref.span(), ref.grading()), *lin, shapes, d);
+        fwd_case.tensors.insert(fwd_case.tensors.end(), lin_diff.tensors.begin(),
+                                lin_diff.tensors.end());
+        fwd_case.scalars.insert(fwd_case.scalars.end(), lin_diff.scalars.begin(),
+                                lin_diff.scalars.end());
+      }
     } else {
       fwd_fail += "; " + why;
     }
     rep.results.push_back(
         row("CONF-MACHINE forward", subject, Status::failed, fwd_cases, opt.seed, fwd_fail));
+    rep.results.back().counterexample = std::move(fwd_case);
   }
   if constexpr (HasMachineBackward<M>) {
     rep.results.push_back(row("CONF-MACHINE backward", subject,
@@ -357,6 +474,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                               !bwd_fail.empty() ? bwd_fail
                               : bwd_cases == 0  ? "not run: the forward pass failed first"
                                                 : ""));
+    rep.results.back().counterexample = std::move(bwd_case);
   } else {
     rep.results.push_back(row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed,
                               "the implementation has no backward pass"));

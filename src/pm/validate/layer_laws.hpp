@@ -111,32 +111,40 @@ Report validate(const L &layer, const std::string &subject = "layer",
     return rep;
   }
   // L_w(αφ + βφ') = αL_wφ + βL_wφ' and L_{αw+βw'}φ = αL_wφ + βL_{w'}φ.
-  rep.results.push_back(run_sides(
-      "PSPAN-BILINEAR", subject, layer, {{"w", p}, {"w'", p}, {"φ", x}, {"φ'", x}, {"α β", 2}},
-      e + 6, opt, [](const L &l, const std::vector<F> &v) {
-        const F &w = v[0], &w2 = v[1], &phi = v[2], &phi2 = v[3];
-        const S a = v[4][0], b = v[4][1];
-        const F lw = l.apply(w, phi);
-        return std::pair{concat(l.apply(w, add(scale(a, phi), scale(b, phi2))),
-                                l.apply(add(scale(a, w), scale(b, w2)), phi)),
-                         concat(add(scale(a, lw), scale(b, l.apply(w, phi2))),
-                                add(scale(a, lw), scale(b, l.apply(w2, phi))))};
-      }));
+  rep.results.push_back(run_sides("PSPAN-BILINEAR", subject, layer,
+                                  {{"w", p, On::parameters},
+                                   {"w'", p, On::parameters},
+                                   {"φ", x, On::source},
+                                   {"φ'", x, On::source},
+                                   {"α β", 2}},
+                                  e + 6, opt, [](const L &l, const std::vector<F> &v) {
+                                    const F &w = v[0], &w2 = v[1], &phi = v[2], &phi2 = v[3];
+                                    const S a = v[4][0], b = v[4][1];
+                                    const F lw = l.apply(w, phi);
+                                    return std::pair{
+                                        concat(l.apply(w, add(scale(a, phi), scale(b, phi2))),
+                                               l.apply(add(scale(a, w), scale(b, w2)), phi)),
+                                        concat(add(scale(a, lw), scale(b, l.apply(w, phi2))),
+                                               add(scale(a, lw), scale(b, l.apply(w2, phi))))};
+                                  }));
   const std::size_t n_pair = e + x + y + p + 4;
   // ⟨g, L_w φ⟩ = ⟨L_wᵀ g, φ⟩.
-  rep.results.push_back(run_sides("PSPAN-ADJOINT", subject, layer, {{"w", p}, {"φ", x}, {"g", y}},
-                                  n_pair, opt, [](const L &l, const std::vector<F> &v) {
-                                    return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
-                                                     F{dot(l.apply_transpose(v[0], v[2]), v[1])}};
-                                  }));
+  rep.results.push_back(
+      run_sides("PSPAN-ADJOINT", subject, layer,
+                {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair, opt,
+                [](const L &l, const std::vector<F> &v) {
+                  return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
+                                   F{dot(l.apply_transpose(v[0], v[2]), v[1])}};
+                }));
   // ⟨g, L_w φ⟩ = ⟨w, ∇_w⟨g, L_w φ⟩⟩ (Euler's identity for a linear function of w).
   if (p == 0) {
     rep.results.push_back({"PSPAN-GRADIENT", subject, Status::not_applicable, 0, true, 0, 0,
                            opt.seed, "the layer has no parameters"});
   } else {
     rep.results.push_back(
-        run_sides("PSPAN-GRADIENT", subject, layer, {{"w", p}, {"φ", x}, {"g", y}}, n_pair, opt,
-                  [](const L &l, const std::vector<F> &v) {
+        run_sides("PSPAN-GRADIENT", subject, layer,
+                  {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair,
+                  opt, [](const L &l, const std::vector<F> &v) {
                     return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
                                      F{dot(v[0], l.parameter_gradient(v[1], v[2]))}};
                   }));
@@ -185,7 +193,9 @@ LawResult composition_law(const ParametricSpan<S> &a, const std::string &subject
     return std::pair{act(xba, tensor(v[0], v[1]), v[2]), act(xb, v[1], act(x, v[0], v[2]))};
   };
   return run_law("PSPAN-COMP", subject,
-                 {{"w_a", a.parameters()}, {"w_b", a.parameters()}, {"φ", a.source()}},
+                 {{"w_a", a.parameters(), On::parameters},
+                  {"w_b", a.parameters(), On::parameters},
+                  {"φ", a.source(), On::source}},
                  code_range<S>(), is_exact<S>, opt, [&](const Codes &c) {
                    const auto v = values<S>(c);
                    const auto [l, r] = sides(a, b, ba, v);

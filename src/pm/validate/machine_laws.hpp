@@ -71,34 +71,40 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
 
   // MACH-CAUSALITY: the forward pass at every level k, against inputs
   // redrawn on the grades above k.
-  rep.results.push_back(run_law(
-      "MACH-CAUSALITY", subject, {{"w", p}, {"y0", n}, {"z0", n}, {"y0'", n}, {"z0'", n}}, range,
-      true, opt, [&](const Codes &c) {
-        const auto v = values<S>(c);
-        Comparison cmp;
-        cmp.vacuous = false;
-        const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
-        for (Index k = 1; k <= m.levels() && cmp.ok; ++k) {
-          F y0 = v[3], z0 = v[4];
-          for (Index i = 0; i < n; ++i)
-            if (m.grading()(i) <= k) y0[i] = v[1][i], z0[i] = v[2][i];
-          const MachineState<S> x2 = fwd(v[0], column(y0), column(z0));
-          for (Index i = 0; i < n && cmp.ok; ++i)
-            if (m.grading()(i) <= k && (!(x.y(i, 0) == x2.y(i, 0)) || !(x.z(i, 0) == x2.z(i, 0)))) {
-              cmp.ok = false;
-              cmp.where = "index " + std::to_string(i) + " of grade " +
-                          std::to_string(m.grading()(i)) +
-                          " changes with the inputs of grades above " + std::to_string(k) +
-                          " (inputs y0', z0' there)";
-            }
-        }
-        return cmp;
-      }));
+  rep.results.push_back(run_law("MACH-CAUSALITY", subject,
+                                {{"w", p, On::parameters},
+                                 {"y0", n, On::source},
+                                 {"z0", n, On::source},
+                                 {"y0'", n, On::source},
+                                 {"z0'", n, On::source}},
+                                range, true, opt, [&](const Codes &c) {
+                                  const auto v = values<S>(c);
+                                  Comparison cmp;
+                                  cmp.vacuous = false;
+                                  const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
+                                  for (Index k = 1; k <= m.levels() && cmp.ok; ++k) {
+                                    F y0 = v[3], z0 = v[4];
+                                    for (Index i = 0; i < n; ++i)
+                                      if (m.grading()(i) <= k) y0[i] = v[1][i], z0[i] = v[2][i];
+                                    const MachineState<S> x2 = fwd(v[0], column(y0), column(z0));
+                                    for (Index i = 0; i < n && cmp.ok; ++i)
+                                      if (m.grading()(i) <= k && (!(x.y(i, 0) == x2.y(i, 0)) ||
+                                                                  !(x.z(i, 0) == x2.z(i, 0)))) {
+                                        cmp.ok = false;
+                                        cmp.where = "index " + std::to_string(i) + " of grade " +
+                                                    std::to_string(m.grading()(i)) +
+                                                    " changes with the inputs of grades above " +
+                                                    std::to_string(k) + " (inputs y0', z0' there)";
+                                      }
+                                  }
+                                  return cmp;
+                                }));
 
   // MACH-EQUATION.
   rep.results.push_back(run_law(
-      "MACH-EQUATION", subject, {{"w", p}, {"y0", n}, {"z0", n}}, range, is_exact<S>, opt,
-      [&](const Codes &c) {
+      "MACH-EQUATION", subject,
+      {{"w", p, On::parameters}, {"y0", n, On::source}, {"z0", n, On::source}}, range, is_exact<S>,
+      opt, [&](const Codes &c) {
         const auto v = values<S>(c);
         const F wc = clean(m.span(), m.grading(), v[0]);
         const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
@@ -133,8 +139,14 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
   };
   rep.results.push_back(run_law(
       "MACH-BACKWARD", subject,
-      {{"w", p}, {"y0", n}, {"z0", n}, {"ẏ0", n}, {"ż0", n}, {"g_y", n}, {"g_z", n}}, range,
-      is_exact<S>, opt, [&](const Codes &c) {
+      {{"w", p, On::parameters},
+       {"y0", n, On::source},
+       {"z0", n, On::source},
+       {"ẏ0", n, On::source},
+       {"ż0", n, On::source},
+       {"g_y", n, On::source},
+       {"g_z", n, On::source}},
+      range, is_exact<S>, opt, [&](const Codes &c) {
         const auto v = values<S>(c);
         const auto [lhs, rhs] = adjoint_sides(v[0], v[1], v[2], v[3], v[4], v[5], v[6], false);
         if constexpr (is_exact<S>)
@@ -168,20 +180,26 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
     rep.results.push_back({"MACH-PARAM-GRADIENT", subject, Status::not_applicable, 0, true, 0, 0,
                            opt.seed, "the machine has no parameters"});
   } else {
-    rep.results.push_back(
-        run_law("MACH-PARAM-GRADIENT", subject,
-                {{"w", p}, {"ẇ", p}, {"y0", n}, {"z0", n}, {"g_y", n}, {"g_z", n}}, range,
-                is_exact<S>, opt, [&](const Codes &c) {
-                  const auto v = values<S>(c);
-                  const auto [lhs, rhs] = gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);
-                  if constexpr (is_exact<S>)
-                    return compare<S>(lhs, rhs, {}, {}, rounds);
-                  else {
-                    const auto [ml, mr] = gradient_sides(v[0], magnitude(v[1]), v[2], v[3],
+    rep.results.push_back(run_law("MACH-PARAM-GRADIENT", subject,
+                                  {{"w", p, On::parameters},
+                                   {"ẇ", p, On::parameters},
+                                   {"y0", n, On::source},
+                                   {"z0", n, On::source},
+                                   {"g_y", n, On::source},
+                                   {"g_z", n, On::source}},
+                                  range, is_exact<S>, opt, [&](const Codes &c) {
+                                    const auto v = values<S>(c);
+                                    const auto [lhs, rhs] =
+                                        gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);
+                                    if constexpr (is_exact<S>)
+                                      return compare<S>(lhs, rhs, {}, {}, rounds);
+                                    else {
+                                      const auto [ml, mr] =
+                                          gradient_sides(v[0], magnitude(v[1]), v[2], v[3],
                                                          magnitude(v[4]), magnitude(v[5]), true);
-                    return compare<S>(lhs, rhs, ml, mr, rounds);
-                  }
-                }));
+                                      return compare<S>(lhs, rhs, ml, mr, rounds);
+                                    }
+                                  }));
   }
   return rep;
 }

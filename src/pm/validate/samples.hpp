@@ -41,6 +41,33 @@ inline std::vector<Function<Rational>> sample_columns(const io::NpyArray &a, con
   return cols;
 }
 
+// The sample of element k: theirs, the reference and their difference (the
+// differing entries, printed) on the space, or flat when it is unknown.
+template <class S>
+Counterexample sample_counterexample(const std::string &name, const io::NpyArray &theirs,
+                                     const std::vector<S> &reference, std::size_t k,
+                                     std::size_t per_sample, const Shape *space) {
+  const std::size_t b = k / per_sample, first = b * per_sample;
+  std::vector<std::size_t> shape{per_sample};
+  if (space && space->size() == per_sample) shape = space->extents();
+  std::vector<S> mine(per_sample), ref(per_sample), diff(per_sample);
+  for (std::size_t i = 0; i < per_sample; ++i) {
+    mine[i] = S(theirs.data[first + i]);
+    ref[i] = reference[first + i];
+    diff[i] = S(mine[i] - ref[i]);
+  }
+  Counterexample c;
+  c.tensors.push_back(sparse_tensor(name + " − reference", shape, diff));
+  c.tensors.push_back(sparse_tensor(name, shape, mine));
+  c.tensors.push_back(sparse_tensor(name + " reference", shape, ref));
+  c.tensors[1].in_text = c.tensors[2].in_text = false;
+  c.scalars = {{"sample", std::to_string(b)},
+               {"element", std::to_string(k)},
+               {"theirs", show(theirs.data[k])},
+               {"reference", show(reference[k])}};
+  return c;
+}
+
 // One row: their tensor against the reference, element by element, each
 // within its bound; both flat in the file's order, `per_sample` elements per
 // sample (for the message).
@@ -84,6 +111,9 @@ LawResult compare_to_bound(const std::string &name, const std::string &subject,
                  at + "): theirs " + show(theirs.data[k]) + ", reference " +
                  show(to_double(reference[k])) + ", error " + show(err) + " > bound " +
                  show(bound[k]);
+      r.counterexample = sample_counterexample(name, theirs, reference, k, per_sample, space);
+      r.counterexample.scalars.push_back({"error", show(err)});
+      r.counterexample.scalars.push_back({"bound", show(bound[k])});
     }
   }
   if (r.status == Status::passed)
