@@ -23,7 +23,7 @@
      of the input with the output gradient;
    - graph convolution: Σ_{u -> v} c(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in)
      with c = 1, 1/deg(v), or (deg(u) deg(v))^{-1/2} over a real closed
-     field;
+     field, and its equivariance under a relabelling of the nodes;
    - the recurrent machine's cleaning: which (lag, c_in, c_out) survive. *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From PM Require Import Spans Executable.
@@ -955,3 +955,83 @@ by move=> sq; rewrite -{2}sq natrM -expr2 sqrtr_sqr ger0_norm ?ler0n.
 Qed.
 
 End SymmetricNormalisation.
+
+(* ------------------------------------------------------------------ *)
+(* Relabelling the nodes of a graph convolution.                       *)
+
+Section GraphPermutation.
+
+Variable F : fieldType.
+
+Lemma esum_perm (s1 s2 : seq F) : perm_eq s1 s2 -> esum s1 = esum s2.
+Proof. by move=> pe; rewrite !esum_big; apply: perm_big. Qed.
+
+Variables (nodes : nat) (ps : seq nat).
+Hypothesis ps_perm : perm_eq ps (iota 0 nodes).
+Local Notation pn v := (nth 0%N ps v).
+Definition relabel (uv : nat * nat) : nat * nat := (pn uv.1, pn uv.2).
+
+Lemma size_ps : size ps = nodes.
+Proof. by rewrite (perm_size ps_perm) size_iota. Qed.
+
+Lemma pn_lt v : (v < nodes)%N -> (pn v < nodes)%N.
+Proof.
+move=> lt; have : pn v \in iota 0 nodes by rewrite -(perm_mem ps_perm) mem_nth ?size_ps.
+by rewrite mem_iota.
+Qed.
+
+Lemma pn_eq a b : (a < nodes)%N -> (b < nodes)%N -> (pn a == pn b) = (a == b).
+Proof. by move=> la lb; rewrite nth_uniq ?size_ps // (perm_uniq ps_perm) iota_uniq. Qed.
+
+Lemma gall_relabel edges self_loops :
+  perm_eq (gall nodes (map relabel edges) self_loops) (map relabel (gall nodes edges self_loops)).
+Proof.
+case: self_loops; rewrite /gall //= map_cat perm_cat2l -map_comp.
+have -> : [seq relabel (v, v) | v <- iota 0 nodes] = [seq (w, w) | w <- ps].
+  by rewrite -[in RHS](mkseq_nth 0%N ps) size_ps /mkseq -map_comp.
+by apply: perm_map; rewrite perm_sym.
+Qed.
+
+Lemma gall_range edges self_loops :
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N edges ->
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N (gall nodes edges self_loops).
+Proof.
+move=> range; case: self_loops => //=; rewrite all_cat range /=.
+by apply/allP => uv /mapP[v]; rewrite mem_iota add0n => /andP[_ lt] -> /=; rewrite lt.
+Qed.
+
+(* Relabelling the nodes keeps the in-degrees: deg'(p v) = deg(v). *)
+Lemma gdeg_relabel edges self_loops v :
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N edges -> (v < nodes)%N ->
+  gdeg (gall nodes (map relabel edges) self_loops) (pn v) = gdeg (gall nodes edges self_loops) v.
+Proof.
+move=> range lt; rewrite /gdeg (permP (gall_relabel edges self_loops)) count_map.
+apply: eq_in_count => uv /(allP (gall_range self_loops range)) /andP[_ lt2] /=.
+by rewrite pn_eq.
+Qed.
+
+(* LAYER-GRAPH-PERMUTATION: relabelling the nodes of the edge list and of
+   the input by the permutation ps relabels the output, for every
+   normalisation and every root. *)
+(* Law: LAYER-GRAPH-PERMUTATION *)
+Theorem graph_permutation root edges self_loops cin cout n (w phi phi' : seq F) v co :
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N edges ->
+  (forall u c, (u < nodes)%N -> (c < cin)%N ->
+     nth 0 phi' (pn u * cin + c)%N = nth 0 phi (u * cin + c)%N) ->
+  (v < nodes)%N -> (co < cout)%N ->
+  nth 0 (eapply_p (egraph_norm root nodes (map relabel edges) self_loops cin cout n) w phi')
+      (pn v * cout + co)
+  = nth 0 (eapply_p (egraph_norm root nodes edges self_loops cin cout n) w phi) (v * cout + co).
+Proof.
+move=> range relabelled ltv ltco; rewrite !egraph_normE /=.
+rewrite !(nth_map 0%N) ?size_iota ?flat_lt ?pn_lt // !nth_iota ?flat_lt ?pn_lt // !add0n.
+rewrite !divnMDl ?(leq_ltn_trans _ ltco) // !(divn_small ltco) !addn0 !modnMDl !(modn_small ltco).
+rewrite (esum_perm (perm_map _ (gall_relabel edges self_loops))) -map_comp; congr esum.
+apply/eq_in_map => uv /(allP (gall_range self_loops range)) /andP[lt1 lt2] /=.
+rewrite pn_eq //; case: eqP => // ->.
+congr (_ * _).
+  by case: n => //=; rewrite ?gdeg_relabel.
+rewrite /gmessage; congr esum; apply/eq_in_map => c; rewrite mem_iota add0n => /andP[_ ltc].
+by rewrite relabelled.
+Qed.
+End GraphPermutation.
