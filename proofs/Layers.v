@@ -20,7 +20,8 @@
      parameter gradient are the sums over the edges out of an input and
      over the edges of a parameter: for the convolution, the input gradient
      is the transposed convolution and the weight gradient the correlation
-     of the input with the output gradient;
+     of the input with the output gradient; the convolution commutes with
+     translations by stride · δ away from the boundary;
    - graph convolution: Σ_{u -> v} c(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in)
      with c = 1, 1/deg(v), or (deg(u) deg(v))^{-1/2} over a real closed
      field, and its equivariance under a relabelling of the nodes;
@@ -559,6 +560,51 @@ Proof.
 rewrite gradient_edges; apply: eq_map => p; rewrite conv_sum.
 congr esum; apply: eq_map => y; congr esum; apply: eq_map => kf; congr esum; apply: eq_map => ci.
 by case: ifP => // _; rewrite /ewt mul1r.
+Qed.
+
+(* Translation: if x' is x moved by stride · δ (x'(p + s·δ, ch) = x(p, ch)
+   wherever both positions lie in the input), then the output at o is the
+   output at o' = o − δ, when the receptive fields of o and o' lie inside
+   the input. *)
+(* Law: LAYER-CONV-EQUIVARIANT *)
+Theorem conv_equivariant (w x x' : seq R) (delta : seq nat) y y' :
+  (y < size outputs)%N -> (y' < size outputs)%N ->
+  let o := nth [::] outputs y in let o' := nth [::] outputs y' in
+  (forall j, j < rank -> nth 0 o j = nth 0 o' j + nth 0 delta j)%N ->
+  last 0%N o = last 0%N o' ->
+  (forall kf, kf < size offsets ->
+     inside o (nth [::] offsets kf) && inside o' (nth [::] offsets kf))%N ->
+  (forall (pos : seq nat) ch,
+     all (fun j => (nth 0%N pos j < nth 0%N (spatial c) j)
+                   && (nth 0%N pos j + step j * nth 0%N delta j < nth 0%N (spatial c) j))%N
+         (iota 0 rank) ->
+     nth 0 x' (flat in_shape
+                 (rcons [seq nth 0%N pos j + step j * nth 0%N delta j | j <- iota 0 rank]%N ch))
+     = nth 0 x (flat in_shape (rcons [seq nth 0%N pos j | j <- iota 0 rank] ch))) ->
+  nth 0 (eapply_p econv w x') y = nth 0 (eapply_p econv w x) y'.
+Proof.
+move=> lty lty' o o' shift same fields moved.
+rewrite !conv_textbook !(nth_map 0%N) ?size_iota // !nth_iota // !add0n /= -/o -/o' same.
+congr esum; apply/eq_in_map => kf; rewrite mem_iota add0n => /andP[_ ltk].
+congr esum; apply: eq_map => ci; congr (_ * _).
+have /andP[ins ins'] := fields _ ltk; rewrite /padded ins ins' /source.
+set k := nth [::] offsets kf; set pos := [seq (shifted o' k j - lo j)%N | j <- iota 0 rank].
+have npos j : (j < rank)%N -> nth 0%N pos j = (shifted o' k j - lo j)%N.
+  by move=> lt; rewrite (nth_map 0%N) ?size_iota // nth_iota.
+have posj j : (j < rank)%N ->
+    (nth 0%N pos j + step j * nth 0%N delta j)%N = (shifted o k j - lo j)%N.
+  move=> lt; rewrite npos //.
+  move/allP: ins' => /(_ j); rewrite mem_iota add0n lt => /(_ isT) /andP[le _].
+  by rewrite addnBAC // /shifted shift // mulnDl addnAC [(step j * _)%N]mulnC.
+have posE : [seq (shifted o k j - lo j)%N | j <- iota 0 rank]
+            = [seq (nth 0%N pos j + step j * nth 0%N delta j)%N | j <- iota 0 rank].
+  by apply/eq_in_map => j; rewrite mem_iota add0n => /andP[_ lt]; rewrite posj.
+have pos_in : [seq nth 0%N pos j | j <- iota 0 rank] = pos.
+  by apply/eq_in_map => j; rewrite mem_iota add0n => /andP[_ lt]; rewrite npos.
+rewrite posE moved; first by congr (nth _ _ (flat _ (rcons _ _))); exact: pos_in.
+apply/allP => j; rewrite mem_iota add0n => /andP[_ lt]; rewrite posj // npos //.
+move/allP: ins' => /(_ j); rewrite mem_iota add0n lt => /(_ isT) /andP[_ ->] /=.
+by move/allP: ins => /(_ j); rewrite mem_iota add0n lt => /(_ isT) /andP[_].
 Qed.
 
 End Convolution.
