@@ -725,6 +725,20 @@ Definition etime_conv L cin cout p : epspan R :=
 Lemma esum_rev (l : seq R) : esum (rev l) = esum l.
 Proof. by elim: l => //= x l IH; rewrite rev_cons -cats1 esum_cat IH /= addr0 addrC. Qed.
 
+(* Offsets k = 0..p read the lags p - k: a sum over k is a sum over the lags. *)
+Lemma esum_lags p (A : nat -> R) :
+  esum [seq A (p - k)%N | k <- iota 0 p.+1] = esum [seq A lag | lag <- iota 0 p.+1].
+Proof.
+rewrite -esum_rev -map_rev.
+have -> : rev (iota 0 p.+1) = [seq (p - lag)%N | lag <- iota 0 p.+1].
+  apply: (@eq_from_nth _ 0%N); first by rewrite size_rev size_map.
+  move=> i; rewrite size_rev size_iota => lt_i.
+  rewrite nth_rev ?size_iota // (nth_map 0%N) ?size_iota // !nth_iota //.
+  by rewrite ltn_subrL.
+rewrite -map_comp; congr esum; apply/eq_in_map => lag; rewrite mem_iota add0n => /andP[_ lt] /=.
+by rewrite subKn // -ltnS.
+Qed.
+
 (* At the output (t, c_out):
      Σ_{lag = 0..p, lag ≤ t} Σ_{c_in} W(lag, c_in, c_out) φ(t − lag, c_in). *)
 (* Law: LAYER-TIME-CONV-EQ-SPAN *)
@@ -743,23 +757,100 @@ rewrite eapply_p_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ 
 have targets y' e : e \in time_block L cin cout p y' -> etgt e = y'.
   by move=> /flattenP[l /mapP[k _ ->]]; case: ifP => // _ /mapP[ci _ ->].
 rewrite /etime_edges (block_sum (block := time_block L cin cout p)) // /time_block esum_flatten_all -map_comp.
-(* Offsets k = 0..p read the lags p - k: reverse the list of offsets. *)
-rewrite -esum_rev -map_rev; congr esum.
-have -> : rev (iota 0 p.+1) = [seq (p - lag)%N | lag <- iota 0 p.+1].
-  apply: (@eq_from_nth _ 0%N); first by rewrite size_rev size_map.
-  move=> i; rewrite size_rev size_iota => lt_i.
-  rewrite nth_rev ?size_iota // (nth_map 0%N) ?size_iota // !nth_iota //.
-  by rewrite ltn_subrL.
-rewrite -map_comp; apply/eq_in_map => lag; rewrite mem_iota add0n => /andP[_ lt_lag] /=.
-have lag_le : (lag <= p)%N by rewrite -ltnS.
+cbv zeta; rewrite -[RHS]esum_lags; congr esum; apply/eq_in_map => k.
+rewrite mem_iota add0n ltnS => /andP[_ lek] /=.
 set t := (y %/ cout)%N.
-rewrite subKn // (_ : (p <= t + (p - lag))%N = (lag <= t)%N); last first.
-  by rewrite addnC -leq_subLR subKn.
+rewrite (_ : (p - k <= t)%N = (p <= t + k)%N); last by rewrite leq_subLR addnC.
 case: ifP => le /=; last by [].
 rewrite -map_comp; congr esum; apply: eq_map => ci /=.
-rewrite /ewt /eprm /esrc /= mul1r.
-by rewrite addnBA // subnAC addnK.
+by rewrite /ewt /eprm /esrc /= mul1r subnBA.
 Qed.
+
+(* A sum over the flat indices t·n + c of L blocks of n is a sum over t, then c. *)
+Lemma esum_blocks L n (F : nat -> R) :
+  esum [seq F y | y <- iota 0 (L * n)]
+  = esum [seq esum [seq F (t * n + c)%N | c <- iota 0 n] | t <- iota 0 L].
+Proof.
+elim: L => [|L IH]; first by rewrite mul0n.
+rewrite mulSnr iotaD map_cat esum_cat IH -addn1 iotaD map_cat esum_cat /= addr0 add0n.
+have -> : iota (L * n) n = map (addn (L * n)) (iota 0 n) by rewrite -iotaDl addn0.
+by rewrite -map_comp.
+Qed.
+
+(* The block T of that sum, when it exists. *)
+Lemma esum_block L n T (H : nat -> R) : (0 < n)%N ->
+  esum [seq if (y %/ n == T)%N then H y else 0 | y <- iota 0 (L * n)]
+  = if (T < L)%N then esum [seq H (T * n + c)%N | c <- iota 0 n] else 0.
+Proof.
+move=> n_pos; rewrite esum_blocks.
+rewrite (@eq_map _ _ _ (fun t => if t == T then esum [seq H (T * n + c)%N | c <- iota 0 n] else 0)).
+  case: ltnP => [lt | ge]; first by rewrite esum_pick.
+  rewrite -[RHS](@esum_zero _ (iota 0 L)); congr esum.
+  apply/eq_in_map => t; rewrite mem_iota add0n => /andP[_ lt].
+  by case: eqP => // eq; move: ge; rewrite -eq leqNgt lt.
+move=> t /=; case: eqP => [-> | ne].
+  by congr esum; apply/eq_in_map => c; rewrite mem_iota add0n => /andP[_ lt]; rewrite divnMDl // divn_small // addn0 eqxx.
+rewrite -[RHS](@esum_zero _ (iota 0 n)); congr esum.
+apply/eq_in_map => c; rewrite mem_iota add0n => /andP[_ lt].
+by rewrite divnMDl // divn_small // addn0; case: eqP.
+Qed.
+
+Lemma esum_exchange (s1 s2 : seq nat) (F : nat -> nat -> R) :
+  esum [seq esum [seq F i j | j <- s2] | i <- s1] = esum [seq esum [seq F i j | i <- s1] | j <- s2].
+Proof.
+rewrite !esum_big !big_map; under eq_bigr do rewrite esum_big big_map.
+by rewrite exchange_big; apply: eq_bigr => j _; rewrite esum_big big_map.
+Qed.
+
+(* The transposed time convolution is anti-causal: at the input (s, c_in),
+     Σ_{lag = 0..p, s + lag < L} Σ_{c_out} W(lag, c_in, c_out) g(s + lag, c_out). *)
+(* Law: LAYER-TIME-CONV-TRANSPOSE *)
+Theorem time_conv_transpose_textbook L cin cout p (w g : seq R) :
+  eapply_p (etranspose_p (etime_conv L cin cout p)) w g
+  = [seq let s := (x %/ cin)%N in let ci := (x %% cin)%N in
+         esum [seq if (s + lag < L)%N
+                   then esum [seq nth 0 w (lag * (cin * cout) + (ci * cout + co))%N
+                                  * nth 0 g ((s + lag) * cout + co)%N | co <- iota 0 cout]
+                   else 0
+              | lag <- iota 0 p.+1]
+    | x <- iota 0 (L * cin)%N].
+Proof.
+rewrite transpose_p_edges; apply/eq_in_map => x; rewrite mem_iota add0n => /andP[_ lt]; cbv zeta.
+have cin_pos : (0 < cin)%N by move: lt; case: cin => //; rewrite muln0.
+set s := (x %/ cin)%N; set ci := (x %% cin)%N.
+case: (posnP cout) => [cout0 | cout_pos].
+  transitivity (0 : R); first by rewrite /etime_edges cout0 muln0.
+  rewrite -[in LHS](@esum_zero _ (iota 0 p.+1)); congr esum.
+  by apply: eq_map => lag; rewrite cout0; case: ifP.
+rewrite /etime_edges esum_flatten -map_comp.
+pose G y k := if (y %/ cout == s + (p - k))%N
+              then nth 0 w ((p - k) * (cin * cout) + (ci * cout + y %% cout))%N * nth 0 g y else 0.
+have blocks y : esum [seq ewt e * (nth 0 w (eprm e) * nth 0 g (etgt e))
+                     | e <- time_block L cin cout p y & esrc e == x]
+                = esum [seq G y k | k <- iota 0 p.+1].
+  rewrite /time_block esum_flatten -map_comp; congr esum; apply/eq_in_map => k.
+  rewrite mem_iota add0n ltnS => /andP[_ lek] /=; rewrite /G.
+  have -> : (y %/ cout == s + (p - k))%N = (p <= y %/ cout + k)%N && (y %/ cout + k - p == s)%N.
+    apply/eqP/andP => [-> | [le /eqP e]].
+      by rewrite -addnA subnK // leq_addl addnK.
+    by move: (subnK le); rewrite e => tk; rewrite -(addnK k (y %/ cout)%N) -tk addnBA.
+  case: ifP => le //=; rewrite filter_map.
+  rewrite (@eq_in_filter _ _ (fun ci' => (y %/ cout + k - p == s)%N && (ci' == ci)%N)); last first.
+    move=> ci'; rewrite mem_iota add0n => /andP[_ lt'].
+    by rewrite /preim /esrc /= flat_pair_eq.
+  case: eqP => _ /=; last by rewrite filter_pred0.
+  rewrite filter_pred1_uniq ?iota_uniq ?mem_iota ?ltn_pmod //= /ewt /eprm /etgt /=.
+  by rewrite mul1r addr0.
+pose A lag := if (s + lag < L)%N
+              then esum [seq nth 0 w (lag * (cin * cout) + (ci * cout + co))%N
+                             * nth 0 g ((s + lag) * cout + co)%N | co <- iota 0 cout]
+              else 0.
+rewrite (eq_map blocks) esum_exchange.
+transitivity (esum [seq A (p - k)%N | k <- iota 0 p.+1]); last by rewrite esum_lags.
+congr esum; apply: eq_map => k; rewrite /G esum_block // /A; case: ifP => // _.
+by congr esum; apply/eq_in_map => co; rewrite mem_iota add0n => /andP[_ lt']; rewrite modnMDl modn_small.
+Qed.
+
 
 (* ------------------------------------------------------------------ *)
 (* The recurrent machine's span and its cleaning (recur_machine.hpp). *)

@@ -18,6 +18,7 @@ namespace {
 
 using DenseMaker = std::function<ParametricSpan<Q>(const DenseSpec &)>;
 using ConvMaker = std::function<ParametricSpan<Q>(const ConvSpec &)>;
+using TimeMaker = std::function<ParametricSpan<Q>(const TimeConvSpec &)>;
 using RecurCleaner = std::function<Function<Q>(const RecurMachine<Q> &, const Function<Q> &)>;
 
 Index pick(Index lo, Index hi) { return *rc::gen::inRange<Index>(lo, hi + 1); }
@@ -63,6 +64,26 @@ ParametricSpan<Q> bias_first_dense(const DenseSpec &d) {
   for (Index &p : a.pi.images) p = (p + d.out) % d.parameters();
   return a;
 }
+
+// LAYER-TIME-CONV-TRANSPOSE: (L_Wᵀ g)(s, c_in) =
+// Σ_{lag ≤ max_lag, s + lag < length} Σ_{c_out} W(lag, c_in, c_out) g(s + lag, c_out).
+void law_time_conv_transpose(const TimeMaker &make) {
+  const TimeConvSpec t{pick(1, 6), pick(1, 2), pick(1, 2), pick(0, 3)};
+  const Index ci_n = t.in_channels, co_n = t.out_channels;
+  const Function<Q> w = *pm_test::function<Q>(t.parameter_shape().size()),
+                    g = *pm_test::function<Q>(t.length * co_n);
+  Function<Q> expected(t.length * ci_n, Q(0));
+  for (Index s = 0; s < t.length; ++s)
+    for (Index ci = 0; ci < ci_n; ++ci)
+      for (Index lag = 0; lag <= t.max_lag && s + lag < t.length; ++lag)
+        for (Index co = 0; co < co_n; ++co)
+          expected[s * ci_n + ci] += w[(lag * ci_n + ci) * co_n + co] * g[(s + lag) * co_n + co];
+  pm_test::classify(pm_test::any_nonzero(expected));
+  RC_ASSERT(act(transpose(make(t)), w, g) == expected);
+}
+
+// The time convolution with its kernel read forwards: offset k is lag k.
+ParametricSpan<Q> forward_kernel_time_conv(const TimeConvSpec &t) { return conv<Q>(t.as_conv()); }
 
 // LAYER-RECUR-CLEAN: W(lag, c_in, c_out) survives cleaning iff lag ≥ length,
 // lag ≥ timeblock or block(c_in) < block(c_out).
@@ -160,6 +181,8 @@ PM_LAW("LAYER-DENSE-INPUT-GRADIENT", "transposed dense span = Σ_y W(x, y) g(y)"
 PM_LAW("LAYER-CONV-WEIGHT-GRADIENT",
        "convolution parameter gradient = correlation of the input with the output gradient",
        law_conv_weight_gradient(conv<Q>), law_conv_weight_gradient(pads_swapped_conv))
+PM_LAW("LAYER-TIME-CONV-TRANSPOSE", "transposed time convolution = the anti-causal sum",
+       law_time_conv_transpose(time_conv<Q>), law_time_conv_transpose(forward_kernel_time_conv))
 PM_LAW("LAYER-DENSE-PARAMETER-GRADIENT", "dense parameter gradient = φ(x) g(y), then g(y)",
        law_dense_parameter_gradient(dense<Q>), law_dense_parameter_gradient(bias_first_dense))
 PM_LAW("LAYER-RECUR-CLEAN",
