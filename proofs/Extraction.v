@@ -49,23 +49,27 @@ Definition q_forward_relu (ed : seq nat) (a : epspan Q) (w y0 z0 : seq rat) D :=
 Definition q_backward := @ebackward Q.
 Definition q_weight_gradient := @eweight_gradient Q.
 
-(* The layers of Layers.v: dense (no bias), the convolution, whose
-   transpose is the transposed convolution, and average pooling with the
-   weight 1/|window| of pm::average_pool, graph convolution and the causal
-   time convolution. *)
-Definition q_dense (I O : nat) : epspan Q := of_edges I O (I * O) (edense Q I O).
+(* The layers of Layers.v: dense (with or without bias), the convolution,
+   whose transpose is the transposed convolution, and average pooling with
+   the weight 1/|window| of pm::average_pool, graph convolution and the
+   causal time convolution; the grading of the recurrent machine. *)
+Definition q_dense (I O : nat) (bias : bool) : epspan Q := dense_span Q I O bias.
 Definition q_conv (spatial : seq nat) (cin cout : nat) (kernel lo hi stride dilation : seq nat)
   (groups : nat) : epspan Q :=
   econv Q (Build_ConvSpec spatial cin cout kernel lo hi stride dilation groups).
-(* Graph convolution with the sum or mean normalisation of
-   pm::graph_conv: the self loops appended after the edge list, deg(v) the
-   number of edges into v. *)
+(* Graph convolution with the normalisations of pm::graph_conv, the square
+   root of a degree the integer root (exact at the perfect squares that
+   pm::graph_conv requires over the rationals). *)
 Definition q_graph (nodes : nat) (edges : seq (nat * nat)) (self_loops : bool) (cin cout : nat)
-  (mean : bool) : epspan Q :=
-  let all := if self_loops then edges ++ [seq (v, v) | v <- iota 0 nodes] else edges in
-  @egraph Q nodes all cin cout
-    (fun _ v => if mean then (count (fun uv => uv.2 == v) all)%:R^-1 else 1).
+  (norm : gnorm) : epspan Q :=
+  egraph_norm (fun d => (isqrt d)%:R) nodes edges self_loops cin cout norm.
 Definition q_time_conv (L cin cout max_lag : nat) : epspan Q := etime_conv Q L cin cout max_lag.
+(* RecurMachine(dims, σ, pad, timeblock, L): its grading and its span, the
+   time convolution on N = Σ dims channels; cleaning is q_clean. *)
+Definition q_recur_grades (L timeblock : nat) (dims : seq nat) : seq nat :=
+  recur_grades L timeblock (size dims) (block_grades dims).
+Definition q_recur_span (L pad : nat) (dims : seq nat) : epspan Q :=
+  let N := size (block_grades dims) in etime_conv Q L N N pad.
 Definition q_pool (spatial : seq nat) (channels : nat) (window lo hi stride : seq nat) : epspan Q :=
   epool (Build_PoolSpec spatial channels window lo hi stride) ((foldr muln 1%N window)%:R^-1).
 
@@ -75,4 +79,4 @@ Extraction "pm_model.ml" q_make q_negative q_num q_den q_make_span q_make_pspan
   eidentity_map ecompose efibre q_pullback q_pushforward q_integrate q_identity_span
   q_transpose q_apply q_compose_span q_transpose_p q_apply_p q_parameter_gradient q_compose_p
   q_relu_slopes q_clean q_forward_array q_forward_relu q_backward q_weight_gradient
-  q_dense q_conv q_pool q_graph q_time_conv.
+  q_dense q_conv q_pool q_graph q_time_conv q_recur_grades q_recur_span.

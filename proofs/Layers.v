@@ -8,7 +8,9 @@
    pm::Shape does. The theorems say what the operator of each span computes
    at every output, in the coordinates of the textbook formula:
 
-   - dense: (L_W φ)(y) = Σ_x W(x, y) φ(x), W flat x |Y| + y;
+   - dense: (L_W φ)(y) = Σ_x W(x, y) φ(x), W flat x |Y| + y, and with bias
+     (the copairing with the span from the one-point space) at φ ⊔ 1:
+     Σ_x W(x, y) φ(x) + b(y); its gradients φ(x) g(y) and g(y);
    - convolution of any rank with asymmetric zero padding, stride, dilation
      and groups (the semantics of PyTorch's ConvNd):
        y[o, c_out] = Σ_{k, c_in} W[k, c_in, c_out] x[o·stride + k·dilation − pad_lo, g·C_in/groups + c_in]
@@ -18,7 +20,12 @@
      parameter gradient are the sums over the edges out of an input and
      over the edges of a parameter: for the convolution, the input gradient
      is the transposed convolution and the weight gradient the correlation
-     of the input with the output gradient. *)
+     of the input with the output gradient; the convolution commutes with
+     translations by stride · δ away from the boundary;
+   - graph convolution: Σ_{u -> v} c(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in)
+     with c = 1, 1/deg(v), or (deg(u) deg(v))^{-1/2} over a real closed
+     field, and its equivariance under a relabelling of the nodes;
+   - the recurrent machine's cleaning: which (lag, c_in, c_out) survive. *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From PM Require Import Spans Executable.
 
@@ -174,6 +181,15 @@ rewrite (@eq_in_filter _ _ pred0) ?filter_pred0 // => e /targets -> /=.
 by apply/eqP.
 Qed.
 
+(* A flat index q·n + r with r < n is the pair (q, r). *)
+Lemma flat_pair_eq (q r n y : nat) : (r < n)%N ->
+  ((q * n + r)%N == y) = (q == y %/ n)%N && (r == y %% n)%N.
+Proof.
+move=> lt; have n_pos : (0 < n)%N by apply: leq_ltn_trans lt.
+apply/eqP/andP => [<- | [/eqP -> /eqP ->]]; last by rewrite -divn_eq.
+by rewrite divnMDl // divn_small // addn0 modnMDl modn_small.
+Qed.
+
 (* ------------------------------------------------------------------ *)
 (* Dense (dense.hpp, without bias).                                   *)
 
@@ -185,6 +201,7 @@ Lemma esum_allpairs (s t : seq nat) (f : nat -> nat -> edge) (F : edge -> R) (Q 
   = esum [seq esum [seq F e | e <- [seq f x y | y <- t] & Q e] | x <- s].
 Proof. by elim: s => //= x s IH; rewrite filter_cat map_cat esum_cat IH. Qed.
 
+(* Law: LAYER-DENSE-EQ-SPAN *)
 Theorem dense_textbook I O (w phi : seq R) :
   eapply_p (of_edges I O (I * O) (edense I O)) w phi
   = [seq esum [seq nth 0 w (x * O + y) * nth 0 phi x | x <- iota 0 I] | y <- iota 0 O].
@@ -211,6 +228,171 @@ case: eqP => [-> | ne].
   rewrite (@eq_filter _ _ predT) ?filter_predT //; congr esum; apply: eq_map => y.
   by rewrite /ewt /eprm /etgt /= mul1r.
 by rewrite (@eq_filter _ _ pred0) ?filter_pred0 // => y /=; apply/eqP.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Bias and the copairing (coproduct.hpp).                           *)
+
+(* The copairing [a, b] : X_a ⊔ X_b -> Y: the edges of a, then those of b
+   with sources shifted by |X_a| and parameters by |P_a| (pm::copair). *)
+Definition ecopair (XA PA : nat) (ea eb : seq edge) : seq edge :=
+  ea ++ [seq ((XA + esrc e, etgt e), PA + eprm e, ewt e)%N | e <- eb].
+
+(* The bias {•} <- Y -> Y: one edge • -> y with parameter y (pm::bias). *)
+Definition ebias (O : nat) : seq edge := [seq (((0%N, y), y), 1) | y <- iota 0 O].
+
+Lemma map_zip_add (T : Type) (s : seq T) (f g : T -> R) :
+  [seq u.1 + u.2 | u <- zip [seq f y | y <- s] [seq g y | y <- s]] = [seq f y + g y | y <- s].
+Proof. by elim: s => //= y s ->. Qed.
+
+(* L_{(w_a, w_b)}(φ_a ⊔ φ_b) = L_{w_a} φ_a + L_{w_b} φ_b, where w_b and φ_b
+   are what follows the first |P_a| parameters and |X_a| inputs. *)
+Theorem copair_apply XA XB Y PA PB (ea eb : seq edge) (w phi : seq R) :
+  eapply_p (of_edges (XA + XB) Y (PA + PB) (ecopair XA PA ea eb)) w phi
+  = [seq u.1 + u.2 | u <- zip (eapply_p (of_edges XA Y PA ea) w phi)
+                              (eapply_p (of_edges XB Y PB eb) (drop PA w) (drop XA phi))].
+Proof.
+rewrite !eapply_p_edges map_zip_add; apply: eq_map => y.
+rewrite /ecopair filter_cat map_cat esum_cat filter_map -map_comp; congr (_ + esum _).
+by apply: eq_map => e; rewrite /= !nth_drop.
+Qed.
+
+(* Filtered sums over the copairing, split at |X_a| or |P_a|. *)
+Lemma copair_sum_low XA PA (ea eb : seq edge) (key : edge -> nat) (shift : nat) (F : edge -> R) k :
+  (forall e, key ((XA + esrc e, etgt e), PA + eprm e, ewt e)%N = shift + key e)%N ->
+  (k < shift)%N ->
+  esum [seq F e | e <- ecopair XA PA ea eb & key e == k] = esum [seq F e | e <- ea & key e == k].
+Proof.
+move=> shifted lt; rewrite /ecopair filter_cat map_cat esum_cat filter_map.
+rewrite (@eq_filter _ (preim _ _) pred0) ?filter_pred0 /= ?addr0 // => e /=.
+by rewrite /preim shifted; apply/negbTE; rewrite eq_sym neq_ltn (leq_trans lt (leq_addr _ _)).
+Qed.
+
+Lemma copair_sum_high XA PA (ea eb : seq edge) (key : edge -> nat) (shift : nat) (F : edge -> R) k :
+  (forall e, key ((XA + esrc e, etgt e), PA + eprm e, ewt e)%N = shift + key e)%N ->
+  all (fun e => key e < shift)%N ea ->
+  esum [seq F e | e <- ecopair XA PA ea eb & key e == shift + k]%N
+  = esum [seq F ((XA + esrc e, etgt e), PA + eprm e, ewt e)%N | e <- eb & key e == k].
+Proof.
+move=> shifted /allP low; rewrite /ecopair filter_cat map_cat esum_cat filter_map -map_comp.
+rewrite (@eq_in_filter _ _ pred0) ?filter_pred0 /= ?add0r; last first.
+  by move=> e /low lt; apply/negbTE; rewrite neq_ltn (leq_trans lt (leq_addr _ _)).
+by congr (esum (map _ _)); apply: eq_filter => e; rewrite /preim /= shifted eqn_add2l.
+Qed.
+
+(* A family of filtered sums over the copairing, one per key k < shift + n,
+   splits into a's (keys below shift) and b's (the shifted keys). *)
+Lemma copair_split XA PA (ea eb : seq edge) (key : edge -> nat) shift n (F F' : edge -> R) :
+  (forall e, key ((XA + esrc e, etgt e), PA + eprm e, ewt e)%N = shift + key e)%N ->
+  all (fun e => key e < shift)%N ea ->
+  (forall e, F ((XA + esrc e, etgt e), PA + eprm e, ewt e)%N = F' e) ->
+  [seq esum [seq F e | e <- ecopair XA PA ea eb & key e == k] | k <- iota 0 (shift + n)]
+  = [seq esum [seq F e | e <- ea & key e == k] | k <- iota 0 shift]
+    ++ [seq esum [seq F' e | e <- eb & key e == k] | k <- iota 0 n].
+Proof.
+move=> shifted low FF'; rewrite iotaD map_cat add0n; congr (_ ++ _).
+  by apply/eq_in_map => k; rewrite mem_iota add0n => /andP[_ lt]; apply: copair_sum_low.
+rewrite -[shift in iota shift _]addn0 iotaDl -map_comp; apply: eq_map => k /=.
+by rewrite copair_sum_high //; congr esum; apply: eq_map.
+Qed.
+
+(* The transposed copairing: the transposed a on X_a, then the transposed b. *)
+Theorem copair_transpose XA XB Y PA PB (ea eb : seq edge) (w g : seq R) :
+  all (fun e => esrc e < XA)%N ea ->
+  eapply_p (etranspose_p (of_edges (XA + XB) Y (PA + PB) (ecopair XA PA ea eb))) w g
+  = eapply_p (etranspose_p (of_edges XA Y PA ea)) w g
+    ++ eapply_p (etranspose_p (of_edges XB Y PB eb)) (drop PA w) g.
+Proof. by move=> low; rewrite !transpose_p_edges; apply: copair_split => // e; rewrite /= nth_drop. Qed.
+
+(* The parameter gradient of the copairing: a's, then b's at φ_b. *)
+Theorem copair_gradient XA XB Y PA PB (ea eb : seq edge) (phi g : seq R) :
+  all (fun e => eprm e < PA)%N ea ->
+  eparameter_gradient (of_edges (XA + XB) Y (PA + PB) (ecopair XA PA ea eb)) phi g
+  = eparameter_gradient (of_edges XA Y PA ea) phi g
+    ++ eparameter_gradient (of_edges XB Y PB eb) (drop XA phi) g.
+Proof. by move=> low; rewrite !gradient_edges; apply: copair_split => // e; rewrite /= nth_drop. Qed.
+
+Definition edense_bias (I O : nat) : seq edge := ecopair I (I * O) (edense I O) (ebias O).
+
+Definition dense_span (I O : nat) (bias : bool) : epspan R :=
+  if bias then of_edges (I + 1) O (I * O + O) (edense_bias I O)
+  else of_edges I O (I * O) (edense I O).
+
+Lemma dense_edges_in I O : all (fun e => (esrc e < I) && (eprm e < I * O))%N (edense I O).
+Proof.
+apply/allP => e /allpairsP[[x y] [/=]]; rewrite !mem_iota !add0n => /andP[_ ltx] /andP[_ lty] ->.
+rewrite /esrc /eprm /= ltx /=.
+by rewrite (leq_trans (_ : _ < x * O + O)%N) ?ltn_add2l // -mulSnr leq_mul2r ltx orbT.
+Qed.
+
+(* The affine dense layer, evaluated at φ ⊔ 1 (adjoin_unit):
+   (L_(W,b) (φ ⊔ 1))(y) = Σ_x W(x, y) φ(x) + b(y), b(y) the parameter I·O + y. *)
+(* Law: LAYER-DENSE-EQ-SPAN *)
+Theorem dense_bias_textbook I O (w phi : seq R) : size phi = I ->
+  eapply_p (dense_span I O true) w (rcons phi 1)
+  = [seq esum [seq nth 0 w (x * O + y) * nth 0 phi x | x <- iota 0 I] + nth 0 w (I * O + y)
+    | y <- iota 0 O].
+Proof.
+move=> sz; rewrite /dense_span copair_apply dense_textbook eapply_p_edges map_zip_add.
+apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ lt]; congr (esum _ + _).
+  by apply/eq_in_map => x; rewrite mem_iota add0n => /andP[_ ltx]; rewrite nth_rcons sz ltx.
+rewrite (_ : drop I (rcons phi 1) = [:: 1]); last by rewrite -sz drop_rcons // drop_size.
+rewrite /ebias filter_map /=.
+rewrite (@eq_in_filter _ _ (pred1 y)); last by [].
+rewrite filter_pred1_uniq ?iota_uniq ?mem_iota //= /ewt /eprm /esrc /= nth_drop.
+by rewrite mul1r mulr1 addr0.
+Qed.
+
+(* The dense layer's parameter gradient: ∂⟨g, L_W φ⟩/∂W(x, y) = φ(x) g(y). *)
+Theorem dense_gradient_textbook I O (phi g : seq R) :
+  eparameter_gradient (dense_span I O false) phi g
+  = [seq nth 0 phi (p %/ O) * nth 0 g (p %% O) | p <- iota 0 (I * O)].
+Proof.
+rewrite /dense_span gradient_edges; apply/eq_in_map => p; rewrite mem_iota add0n => /andP[_ lt].
+have /andP[_ Opos] : (0 < I)%N && (0 < O)%N by rewrite -muln_gt0 (leq_ltn_trans _ lt).
+rewrite esum_allpairs.
+rewrite (@eq_map _ _ _ (fun x => if x == (p %/ O)%N then nth 0 phi x * nth 0 g (p %% O) else 0)).
+  by rewrite esum_pick // ltn_divLR // mulnC.
+move=> x /=; rewrite filter_map -map_comp /preim /eprm /=.
+rewrite (@eq_in_filter _ _ (fun y => (x == p %/ O)%N && (y == p %% O)%N)); last first.
+  by move=> y; rewrite mem_iota add0n => /andP[_ lty] /=; rewrite flat_pair_eq.
+case: eqP => [-> | _] /=; last by rewrite filter_pred0.
+rewrite filter_pred1_uniq ?iota_uniq ?mem_iota ?ltn_pmod //= /ewt /esrc /etgt /=.
+by rewrite mul1r addr0.
+Qed.
+
+(* With bias: the weight gradient φ(x) g(y), then the bias gradient g(y). *)
+(* Law: LAYER-DENSE-PARAMETER-GRADIENT *)
+Theorem dense_bias_gradient_textbook I O (phi g : seq R) : size phi = I ->
+  eparameter_gradient (dense_span I O true) (rcons phi 1) g
+  = [seq nth 0 phi (p %/ O) * nth 0 g (p %% O) | p <- iota 0 (I * O)]
+    ++ [seq nth 0 g y | y <- iota 0 O].
+Proof.
+move=> sz; rewrite /dense_span copair_gradient; last first.
+  by apply: sub_all (dense_edges_in I O) => e /andP[].
+have := dense_gradient_textbook I O (rcons phi 1) g; rewrite /dense_span => ->.
+rewrite (_ : drop I (rcons phi 1) = [:: 1]); last by rewrite -sz drop_rcons // drop_size.
+congr (_ ++ _).
+  apply/eq_in_map => p; rewrite mem_iota add0n => /andP[_ lt].
+  have /andP[_ Opos] : (0 < I)%N && (0 < O)%N by rewrite -muln_gt0 (leq_ltn_trans _ lt).
+  by rewrite nth_rcons sz ltn_divLR // lt.
+rewrite gradient_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ lt].
+rewrite /ebias filter_map /= (@eq_in_filter _ _ (pred1 y)); last by [].
+by rewrite filter_pred1_uniq ?iota_uniq ?mem_iota //= /ewt /esrc /= !mul1r addr0.
+Qed.
+
+(* The input gradient with bias: Σ_y W(x, y) g(y) at x < I, then Σ_y b(y) g(y) at •. *)
+(* Law: LAYER-DENSE-INPUT-GRADIENT *)
+Theorem dense_bias_transpose_textbook I O (w g : seq R) :
+  eapply_p (etranspose_p (dense_span I O true)) w g
+  = rcons [seq esum [seq nth 0 w (x * O + y) * nth 0 g y | y <- iota 0 O] | x <- iota 0 I]
+          (esum [seq nth 0 w (I * O + y) * nth 0 g y | y <- iota 0 O]).
+Proof.
+rewrite /dense_span copair_transpose; last by apply: sub_all (dense_edges_in I O) => e /andP[].
+rewrite dense_transpose_textbook -cats1; congr (_ ++ _).
+rewrite transpose_p_edges /= /ebias filter_map /=.
+rewrite (@eq_filter _ _ predT) ?filter_predT // -map_comp; congr [:: esum _].
+by apply: eq_map => y; rewrite /= /ewt /eprm /etgt /= nth_drop mul1r.
 Qed.
 
 (* ------------------------------------------------------------------ *)
@@ -380,6 +562,51 @@ congr esum; apply: eq_map => y; congr esum; apply: eq_map => kf; congr esum; app
 by case: ifP => // _; rewrite /ewt mul1r.
 Qed.
 
+(* Translation: if x' is x moved by stride · δ (x'(p + s·δ, ch) = x(p, ch)
+   wherever both positions lie in the input), then the output at o is the
+   output at o' = o − δ, when the receptive fields of o and o' lie inside
+   the input. *)
+(* Law: LAYER-CONV-EQUIVARIANT *)
+Theorem conv_equivariant (w x x' : seq R) (delta : seq nat) y y' :
+  (y < size outputs)%N -> (y' < size outputs)%N ->
+  let o := nth [::] outputs y in let o' := nth [::] outputs y' in
+  (forall j, j < rank -> nth 0 o j = nth 0 o' j + nth 0 delta j)%N ->
+  last 0%N o = last 0%N o' ->
+  (forall kf, kf < size offsets ->
+     inside o (nth [::] offsets kf) && inside o' (nth [::] offsets kf))%N ->
+  (forall (pos : seq nat) ch,
+     all (fun j => (nth 0%N pos j < nth 0%N (spatial c) j)
+                   && (nth 0%N pos j + step j * nth 0%N delta j < nth 0%N (spatial c) j))%N
+         (iota 0 rank) ->
+     nth 0 x' (flat in_shape
+                 (rcons [seq nth 0%N pos j + step j * nth 0%N delta j | j <- iota 0 rank]%N ch))
+     = nth 0 x (flat in_shape (rcons [seq nth 0%N pos j | j <- iota 0 rank] ch))) ->
+  nth 0 (eapply_p econv w x') y = nth 0 (eapply_p econv w x) y'.
+Proof.
+move=> lty lty' o o' shift same fields moved.
+rewrite !conv_textbook !(nth_map 0%N) ?size_iota // !nth_iota // !add0n /= -/o -/o' same.
+congr esum; apply/eq_in_map => kf; rewrite mem_iota add0n => /andP[_ ltk].
+congr esum; apply: eq_map => ci; congr (_ * _).
+have /andP[ins ins'] := fields _ ltk; rewrite /padded ins ins' /source.
+set k := nth [::] offsets kf; set pos := [seq (shifted o' k j - lo j)%N | j <- iota 0 rank].
+have npos j : (j < rank)%N -> nth 0%N pos j = (shifted o' k j - lo j)%N.
+  by move=> lt; rewrite (nth_map 0%N) ?size_iota // nth_iota.
+have posj j : (j < rank)%N ->
+    (nth 0%N pos j + step j * nth 0%N delta j)%N = (shifted o k j - lo j)%N.
+  move=> lt; rewrite npos //.
+  move/allP: ins' => /(_ j); rewrite mem_iota add0n lt => /(_ isT) /andP[le _].
+  by rewrite addnBAC // /shifted shift // mulnDl addnAC [(step j * _)%N]mulnC.
+have posE : [seq (shifted o k j - lo j)%N | j <- iota 0 rank]
+            = [seq (nth 0%N pos j + step j * nth 0%N delta j)%N | j <- iota 0 rank].
+  by apply/eq_in_map => j; rewrite mem_iota add0n => /andP[_ lt]; rewrite posj.
+have pos_in : [seq nth 0%N pos j | j <- iota 0 rank] = pos.
+  by apply/eq_in_map => j; rewrite mem_iota add0n => /andP[_ lt]; rewrite npos.
+rewrite posE moved; first by congr (nth _ _ (flat _ (rcons _ _))); exact: pos_in.
+apply/allP => j; rewrite mem_iota add0n => /andP[_ lt]; rewrite posj // npos //.
+move/allP: ins' => /(_ j); rewrite mem_iota add0n lt => /(_ isT) /andP[_ ->] /=.
+by move/allP: ins => /(_ j); rewrite mem_iota add0n lt => /(_ isT) /andP[_].
+Qed.
+
 End Convolution.
 
 (* ------------------------------------------------------------------ *)
@@ -436,7 +663,7 @@ Qed.
 (* The edges of the graph convolution with coefficient coef(u, v) on the
    graph edge u -> v, in the order of pm::graph_conv: graph edges in list
    order, then c_in, then c_out. The normalisations of the C++ are choices
-   of coef: 1 (sum), 1/deg(v) (mean). *)
+   of coef (gcoef below). *)
 Definition egraph_edges (edges : seq (nat * nat)) (cin cout : nat) (coef : nat -> nat -> R) :=
   flatten [seq [seq ((uv.1 * cin + ci, uv.2 * cout + co), ci * cout + co, coef uv.1 uv.2)%N
                | ci <- iota 0 cin, co <- iota 0 cout]
@@ -444,14 +671,6 @@ Definition egraph_edges (edges : seq (nat * nat)) (cin cout : nat) (coef : nat -
 
 Definition egraph nodes edges cin cout coef : epspan R :=
   of_edges (nodes * cin) (nodes * cout) (cin * cout) (egraph_edges edges cin cout coef).
-
-Lemma flat_pair_eq (q r n y : nat) : (r < n)%N ->
-  ((q * n + r)%N == y) = (q == y %/ n)%N && (r == y %% n)%N.
-Proof.
-move=> lt; have n_pos : (0 < n)%N by apply: leq_ltn_trans lt.
-apply/eqP/andP => [<- | [/eqP -> /eqP ->]]; last by rewrite -divn_eq.
-by rewrite divnMDl // divn_small // addn0 modnMDl modn_small.
-Qed.
 
 (* The graph convolution: at the output (v, c_out), the sum over the graph
    edges u -> v of coef(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in). *)
@@ -506,6 +725,20 @@ Definition etime_conv L cin cout p : epspan R :=
 Lemma esum_rev (l : seq R) : esum (rev l) = esum l.
 Proof. by elim: l => //= x l IH; rewrite rev_cons -cats1 esum_cat IH /= addr0 addrC. Qed.
 
+(* Offsets k = 0..p read the lags p - k: a sum over k is a sum over the lags. *)
+Lemma esum_lags p (A : nat -> R) :
+  esum [seq A (p - k)%N | k <- iota 0 p.+1] = esum [seq A lag | lag <- iota 0 p.+1].
+Proof.
+rewrite -esum_rev -map_rev.
+have -> : rev (iota 0 p.+1) = [seq (p - lag)%N | lag <- iota 0 p.+1].
+  apply: (@eq_from_nth _ 0%N); first by rewrite size_rev size_map.
+  move=> i; rewrite size_rev size_iota => lt_i.
+  rewrite nth_rev ?size_iota // (nth_map 0%N) ?size_iota // !nth_iota //.
+  by rewrite ltn_subrL.
+rewrite -map_comp; congr esum; apply/eq_in_map => lag; rewrite mem_iota add0n => /andP[_ lt] /=.
+by rewrite subKn // -ltnS.
+Qed.
+
 (* At the output (t, c_out):
      Σ_{lag = 0..p, lag ≤ t} Σ_{c_in} W(lag, c_in, c_out) φ(t − lag, c_in). *)
 (* Law: LAYER-TIME-CONV-EQ-SPAN *)
@@ -524,22 +757,418 @@ rewrite eapply_p_edges; apply/eq_in_map => y; rewrite mem_iota add0n => /andP[_ 
 have targets y' e : e \in time_block L cin cout p y' -> etgt e = y'.
   by move=> /flattenP[l /mapP[k _ ->]]; case: ifP => // _ /mapP[ci _ ->].
 rewrite /etime_edges (block_sum (block := time_block L cin cout p)) // /time_block esum_flatten_all -map_comp.
-(* Offsets k = 0..p read the lags p - k: reverse the list of offsets. *)
-rewrite -esum_rev -map_rev; congr esum.
-have -> : rev (iota 0 p.+1) = [seq (p - lag)%N | lag <- iota 0 p.+1].
-  apply: (@eq_from_nth _ 0%N); first by rewrite size_rev size_map.
-  move=> i; rewrite size_rev size_iota => lt_i.
-  rewrite nth_rev ?size_iota // (nth_map 0%N) ?size_iota // !nth_iota //.
-  by rewrite ltn_subrL.
-rewrite -map_comp; apply/eq_in_map => lag; rewrite mem_iota add0n => /andP[_ lt_lag] /=.
-have lag_le : (lag <= p)%N by rewrite -ltnS.
+cbv zeta; rewrite -[RHS]esum_lags; congr esum; apply/eq_in_map => k.
+rewrite mem_iota add0n ltnS => /andP[_ lek] /=.
 set t := (y %/ cout)%N.
-rewrite subKn // (_ : (p <= t + (p - lag))%N = (lag <= t)%N); last first.
-  by rewrite addnC -leq_subLR subKn.
+rewrite (_ : (p - k <= t)%N = (p <= t + k)%N); last by rewrite leq_subLR addnC.
 case: ifP => le /=; last by [].
 rewrite -map_comp; congr esum; apply: eq_map => ci /=.
-rewrite /ewt /eprm /esrc /= mul1r.
-by rewrite addnBA // subnAC addnK.
+by rewrite /ewt /eprm /esrc /= mul1r subnBA.
+Qed.
+
+(* A sum over the flat indices t·n + c of L blocks of n is a sum over t, then c. *)
+Lemma esum_blocks L n (F : nat -> R) :
+  esum [seq F y | y <- iota 0 (L * n)]
+  = esum [seq esum [seq F (t * n + c)%N | c <- iota 0 n] | t <- iota 0 L].
+Proof.
+elim: L => [|L IH]; first by rewrite mul0n.
+rewrite mulSnr iotaD map_cat esum_cat IH -addn1 iotaD map_cat esum_cat /= addr0 add0n.
+have -> : iota (L * n) n = map (addn (L * n)) (iota 0 n) by rewrite -iotaDl addn0.
+by rewrite -map_comp.
+Qed.
+
+(* The block T of that sum, when it exists. *)
+Lemma esum_block L n T (H : nat -> R) : (0 < n)%N ->
+  esum [seq if (y %/ n == T)%N then H y else 0 | y <- iota 0 (L * n)]
+  = if (T < L)%N then esum [seq H (T * n + c)%N | c <- iota 0 n] else 0.
+Proof.
+move=> n_pos; rewrite esum_blocks.
+rewrite (@eq_map _ _ _ (fun t => if t == T then esum [seq H (T * n + c)%N | c <- iota 0 n] else 0)).
+  case: ltnP => [lt | ge]; first by rewrite esum_pick.
+  rewrite -[RHS](@esum_zero _ (iota 0 L)); congr esum.
+  apply/eq_in_map => t; rewrite mem_iota add0n => /andP[_ lt].
+  by case: eqP => // eq; move: ge; rewrite -eq leqNgt lt.
+move=> t /=; case: eqP => [-> | ne].
+  by congr esum; apply/eq_in_map => c; rewrite mem_iota add0n => /andP[_ lt]; rewrite divnMDl // divn_small // addn0 eqxx.
+rewrite -[RHS](@esum_zero _ (iota 0 n)); congr esum.
+apply/eq_in_map => c; rewrite mem_iota add0n => /andP[_ lt].
+by rewrite divnMDl // divn_small // addn0; case: eqP.
+Qed.
+
+Lemma esum_exchange (s1 s2 : seq nat) (F : nat -> nat -> R) :
+  esum [seq esum [seq F i j | j <- s2] | i <- s1] = esum [seq esum [seq F i j | i <- s1] | j <- s2].
+Proof.
+rewrite !esum_big !big_map; under eq_bigr do rewrite esum_big big_map.
+by rewrite exchange_big; apply: eq_bigr => j _; rewrite esum_big big_map.
+Qed.
+
+(* The transposed time convolution is anti-causal: at the input (s, c_in),
+     Σ_{lag = 0..p, s + lag < L} Σ_{c_out} W(lag, c_in, c_out) g(s + lag, c_out). *)
+(* Law: LAYER-TIME-CONV-TRANSPOSE *)
+Theorem time_conv_transpose_textbook L cin cout p (w g : seq R) :
+  eapply_p (etranspose_p (etime_conv L cin cout p)) w g
+  = [seq let s := (x %/ cin)%N in let ci := (x %% cin)%N in
+         esum [seq if (s + lag < L)%N
+                   then esum [seq nth 0 w (lag * (cin * cout) + (ci * cout + co))%N
+                                  * nth 0 g ((s + lag) * cout + co)%N | co <- iota 0 cout]
+                   else 0
+              | lag <- iota 0 p.+1]
+    | x <- iota 0 (L * cin)%N].
+Proof.
+rewrite transpose_p_edges; apply/eq_in_map => x; rewrite mem_iota add0n => /andP[_ lt]; cbv zeta.
+have cin_pos : (0 < cin)%N by move: lt; case: cin => //; rewrite muln0.
+set s := (x %/ cin)%N; set ci := (x %% cin)%N.
+case: (posnP cout) => [cout0 | cout_pos].
+  transitivity (0 : R); first by rewrite /etime_edges cout0 muln0.
+  rewrite -[in LHS](@esum_zero _ (iota 0 p.+1)); congr esum.
+  by apply: eq_map => lag; rewrite cout0; case: ifP.
+rewrite /etime_edges esum_flatten -map_comp.
+pose G y k := if (y %/ cout == s + (p - k))%N
+              then nth 0 w ((p - k) * (cin * cout) + (ci * cout + y %% cout))%N * nth 0 g y else 0.
+have blocks y : esum [seq ewt e * (nth 0 w (eprm e) * nth 0 g (etgt e))
+                     | e <- time_block L cin cout p y & esrc e == x]
+                = esum [seq G y k | k <- iota 0 p.+1].
+  rewrite /time_block esum_flatten -map_comp; congr esum; apply/eq_in_map => k.
+  rewrite mem_iota add0n ltnS => /andP[_ lek] /=; rewrite /G.
+  have -> : (y %/ cout == s + (p - k))%N = (p <= y %/ cout + k)%N && (y %/ cout + k - p == s)%N.
+    apply/eqP/andP => [-> | [le /eqP e]].
+      by rewrite -addnA subnK // leq_addl addnK.
+    by move: (subnK le); rewrite e => tk; rewrite -(addnK k (y %/ cout)%N) -tk addnBA.
+  case: ifP => le //=; rewrite filter_map.
+  rewrite (@eq_in_filter _ _ (fun ci' => (y %/ cout + k - p == s)%N && (ci' == ci)%N)); last first.
+    move=> ci'; rewrite mem_iota add0n => /andP[_ lt'].
+    by rewrite /preim /esrc /= flat_pair_eq.
+  case: eqP => _ /=; last by rewrite filter_pred0.
+  rewrite filter_pred1_uniq ?iota_uniq ?mem_iota ?ltn_pmod //= /ewt /eprm /etgt /=.
+  by rewrite mul1r addr0.
+pose A lag := if (s + lag < L)%N
+              then esum [seq nth 0 w (lag * (cin * cout) + (ci * cout + co))%N
+                             * nth 0 g ((s + lag) * cout + co)%N | co <- iota 0 cout]
+              else 0.
+rewrite (eq_map blocks) esum_exchange.
+transitivity (esum [seq A (p - k)%N | k <- iota 0 p.+1]); last by rewrite esum_lags.
+congr esum; apply: eq_map => k; rewrite /G esum_block // /A; case: ifP => // _.
+by congr esum; apply/eq_in_map => co; rewrite mem_iota add0n => /andP[_ lt']; rewrite modnMDl modn_small.
+Qed.
+
+
+(* ------------------------------------------------------------------ *)
+(* The recurrent machine's span and its cleaning (recur_machine.hpp). *)
+
+(* Validity of a parameter of a span given by its edges: every edge with
+   parameter q raises the grade. *)
+Lemma evalid_edges ed X Y P (es : seq edge) q :
+  evalid ed (of_edges X Y P es) q
+  = all (fun e => (eprm e != q) || (nth 0%N ed (esrc e) < nth 0%N ed (etgt e)))%N es.
+Proof.
+rewrite /evalid /of_edges /= size_map -[in RHS](mkseq_nth edge0 es) /mkseq all_map.
+by apply: eq_in_all => e; rewrite mem_iota add0n => /andP[_ lt] /=; rewrite !(nth_map edge0).
+Qed.
+
+(* The grading of RecurMachine on (time, channel), flat t·N + c with N the
+   channels: ⌊t / timeblock⌋ · B + block(c), B the number of channel blocks
+   and block(c) in 1..B. *)
+Definition recur_grades (L tb B : nat) (blk : seq nat) : seq nat :=
+  [seq (i %/ size blk %/ tb * B + nth 0 blk (i %% size blk))%N | i <- iota 0 (L * size blk)].
+
+(* The block of each channel: dims(k) channels of block k + 1
+   (Grading::from_blocks). *)
+Definition block_grades (dims : seq nat) : seq nat :=
+  flatten [seq nseq (nth 0%N dims k) k.+1 | k <- iota 0 (size dims)].
+
+Lemma block_grades_range dims : all (fun b => 0 < b <= size dims)%N (block_grades dims).
+Proof.
+apply/allP => b /flattenP[l /mapP[k]]; rewrite mem_iota add0n => /andP[_ lt] -> /nseqP[-> _].
+by [].
+Qed.
+
+Lemma flat_lt a b m n : (a < m)%N -> (b < n)%N -> (a * n + b < m * n)%N.
+Proof.
+move=> lta ltb; rewrite (leq_trans (_ : _ < a * n + n)%N) ?ltn_add2l //.
+by rewrite -mulSnr leq_mul2r lta orbT.
+Qed.
+
+Lemma nth_recur_grades L tb B blk t c : (t < L)%N -> (c < size blk)%N ->
+  nth 0%N (recur_grades L tb B blk) (t * size blk + c) = (t %/ tb * B + nth 0 blk c)%N.
+Proof.
+move=> lt ltc; rewrite (nth_map 0%N) ?size_iota ?flat_lt // nth_iota ?flat_lt // add0n.
+by rewrite divnMDl ?(leq_ltn_trans _ ltc) // (divn_small ltc) addn0 modnMDl modn_small.
+Qed.
+
+(* Where an edge of lag `lag` from (t − lag, c) to (t, c') raises the
+   grade: a later time block, or a later channel block. *)
+Lemma recur_raises tb B b1 b2 lag t : (0 < tb)%N -> (0 < b2)%N -> (b1 <= B)%N -> (lag <= t)%N ->
+  (tb <= lag)%N || (b1 < b2)%N -> ((t - lag) %/ tb * B + b1 < t %/ tb * B + b2)%N.
+Proof.
+move=> tb_pos b2_pos b1_le le /orP[later | blocks].
+  have step : (((t - lag) %/ tb).+1 <= t %/ tb)%N.
+    have -> : (((t - lag) %/ tb).+1 = (t - lag + tb) %/ tb)%N by rewrite divnDr ?dvdnn // divnn tb_pos addn1.
+    apply: leq_div2r.
+    by rewrite -{2}(subnK le) leq_add2l.
+  apply: (@leq_ltn_trans (((t - lag) %/ tb).+1 * B)); first by rewrite mulSnr leq_add2l.
+  apply: (@leq_ltn_trans (t %/ tb * B)); first by rewrite leq_mul2r step orbT.
+  by rewrite -{1}[(t %/ tb * B)%N]addn0 ltn_add2l.
+by rewrite -addnS leq_add // leq_mul2r leq_div2r ?leq_subr ?orbT.
+Qed.
+
+(* The time convolution of RecurMachine, N = |blk| channels in and out:
+   parameter q = (lag, c_in, c_out) survives cleaning exactly when its lag
+   reaches no position (lag ≥ L), or reaches an earlier time block
+   (lag ≥ timeblock), or c_in is in an earlier channel block than c_out. *)
+Theorem recur_valid_textbook L tb B blk p q : (0 < tb)%N -> all (fun b => 0 < b <= B)%N blk ->
+  (q < p.+1 * (size blk * size blk))%N ->
+  let N := size blk in let lag := (q %/ (N * N))%N in
+  evalid (recur_grades L tb B blk) (etime_conv L N N p) q
+  = [|| (L <= lag)%N, (tb <= lag)%N | (nth 0 blk (q %% (N * N) %/ N) < nth 0 blk (q %% N))%N].
+Proof.
+move=> tb_pos /allP range ltq.
+have N_pos : (0 < size blk)%N by move: ltq; case: (size blk) => //; rewrite !muln0.
+move=> N lag.
+set ci := (q %% (N * N) %/ N)%N; set co := (q %% N)%N.
+have ltci : (ci < N)%N by rewrite ltn_divLR // ltn_pmod ?muln_gt0 ?N_pos.
+have ltco : (co < N)%N by rewrite ltn_pmod.
+have lag_le : (lag <= p)%N by rewrite -ltnS ltn_divLR ?muln_gt0 ?N_pos.
+have qE : q = (lag * (N * N) + (ci * N + co))%N.
+  by rewrite {1}(divn_eq q (N * N)) {1}(divn_eq (q %% (N * N)) N) modn_dvdm ?dvdn_mulr.
+have blk_in c : (c < N)%N -> (0 < nth 0 blk c <= B)%N by move=> lt; apply/range/mem_nth.
+(* The edges of parameter q: from (t − lag, c_in) to (t, c_out), lag ≤ t. *)
+have edges e : e \in etime_edges L N N p ->
+  exists y k ci', [/\ e = ((((y %/ N + k - p) * N + ci', y), (p - k) * (N * N) + (ci' * N + y %% N))%N, 1),
+                      (y < L * N)%N, (k <= p)%N, (p <= y %/ N + k)%N & (ci' < N)%N].
+  move=> /flattenP[l /mapP[y]]; rewrite mem_iota add0n => /andP[_ lty] ->.
+  move=> /flattenP[l' /mapP[k]]; rewrite mem_iota add0n => /andP[_ ltk] ->.
+  case: ifP => // le /mapP[ci']; rewrite mem_iota add0n => /andP[_ ltci'] ->.
+  by exists y, k, ci'.
+rewrite /etime_conv evalid_edges; apply/idP/idP => [valid | cond].
+  (* The edge from (0, c_in) to (lag, c_out) has parameter q. *)
+  case: (leqP L lag) => //= ltL; case: (leqP tb lag) => //= lttb.
+  set y := (lag * N + co)%N; set k := (p - lag)%N.
+  have yN : (y %/ N = lag)%N by rewrite divnMDl // divn_small ?addn0.
+  have yc : (y %% N = co)%N by rewrite modnMDl modn_small.
+  have mem : ((((y %/ N + k - p) * N + ci, y), (p - k) * (N * N) + (ci * N + y %% N))%N, 1)
+             \in etime_edges L N N p.
+    apply/flattenP; exists (time_block L N N p y).
+      by apply: map_f; rewrite mem_iota add0n flat_lt.
+    apply/flattenP; eexists; first by apply: (map_f _ (_ : k \in iota 0 p.+1)); rewrite mem_iota ltnS leq_subr.
+    by rewrite /= yN /k subnKC // leqnn /=; apply: map_f; rewrite mem_iota.
+  move/allP: valid => /(_ _ mem) /=; rewrite /eprm /esrc /etgt /= yN yc /k subKn // subnKC // subnn.
+  have L_pos : (0 < L)%N by apply: leq_ltn_trans ltL.
+  rewrite /y !nth_recur_grades // div0n (divn_small lttb) !mul0n !add0n.
+  by case/orP => [/negP[]|] //; apply/eqP; exact: esym qE.
+apply/allP => e /edges[y [k [ci' [-> lty lek le ltci']]]]; rewrite /eprm /esrc /etgt /=.
+case: eqP => //= prmq; move/eqP: prmq; rewrite flat_pair_eq ?flat_lt ?ltn_pmod //.
+case/andP => /eqP klag; rewrite flat_pair_eq ?ltn_pmod // => /andP[/eqP cieq /eqP coeq].
+rewrite modn_dvdm ?dvdn_mulr // -/co in coeq; rewrite -/ci in cieq; rewrite -/lag in klag.
+have ltyN : (y %/ N < L)%N by rewrite ltn_divLR.
+have lagy : (lag <= y %/ N)%N by rewrite -klag leq_subLR addnC.
+have ltsrc : (y %/ N + k - p < L)%N.
+  by rewrite (leq_ltn_trans _ ltyN) // leq_subLR addnC leq_add2r.
+rewrite {2}(divn_eq y N) !nth_recur_grades ?ltn_pmod //.
+rewrite -subnBA // klag cieq coeq.
+have /andP[b2_pos _] := blk_in _ ltco; have /andP[_ b1_le] := blk_in _ ltci.
+case/or3P: cond => [Llag | tblag | blocks].
+- by have := leq_ltn_trans (leq_trans Llag lagy) ltyN; rewrite ltnn.
+- by apply: recur_raises => //; rewrite tblag.
+by apply: recur_raises => //; rewrite blocks orbT.
+Qed.
+
+(* The cleaning of RecurMachine(dims, σ, pad, timeblock, L): W̃(lag, c_in,
+   c_out) is W(lag, c_in, c_out) when lag ≥ L, lag ≥ timeblock or
+   block(c_in) < block(c_out), and 0 otherwise. *)
+(* Law: LAYER-RECUR-CLEAN *)
+Theorem recur_clean_textbook L tb dims p (w : seq R) : (0 < tb)%N ->
+  let blk := block_grades dims in let N := size blk in
+  eclean (recur_grades L tb (size dims) blk) (etime_conv L N N p) w
+  = [seq if [|| (L <= q %/ (N * N))%N, (tb <= q %/ (N * N))%N
+             | (nth 0 blk (q %% (N * N) %/ N) < nth 0 blk (q %% N))%N]
+         then nth 0 w q else 0
+    | q <- iota 0 (p.+1 * (N * N))].
+Proof.
+move=> tb_pos blk N; apply/eq_in_map => q; rewrite mem_iota add0n => /andP[_ lt].
+by rewrite recur_valid_textbook // block_grades_range.
 Qed.
 
 End Layers.
+
+(* ------------------------------------------------------------------ *)
+(* The normalisations of the graph convolution (graph_conv.hpp).      *)
+
+Section GraphNormalisation.
+
+Variable F : fieldType.
+
+(* The edge list with the self loops appended, and the in-degree. *)
+Definition gall (nodes : nat) (edges : seq (nat * nat)) (self_loops : bool) : seq (nat * nat) :=
+  if self_loops then edges ++ [seq (v, v) | v <- iota 0 nodes] else edges.
+Definition gdeg (es : seq (nat * nat)) (v : nat) : nat := count (fun uv => uv.2 == v) es.
+
+Inductive gnorm := GSum | GMean | GSymmetric.
+
+(* c(u, v) of pm::graph_conv, given the square root of a degree: 1,
+   1/deg(v), or 1/root(deg u) · 1/root(deg v), which is 0 when deg u = 0
+   (x^-1 = 0 at 0), as in the C++. *)
+Definition gcoef (root : nat -> F) (n : gnorm) (es : seq (nat * nat)) (u v : nat) : F :=
+  match n with
+  | GSum => 1
+  | GMean => (gdeg es v)%:R^-1
+  | GSymmetric => (root (gdeg es u))^-1 * (root (gdeg es v))^-1
+  end.
+
+Definition egraph_norm root nodes edges self_loops cin cout n : epspan F :=
+  let es := gall nodes edges self_loops in egraph nodes es cin cout (gcoef root n es).
+
+(* The message of u to output channel c_out: Σ_{c_in} W(c_in, c_out) φ(u, c_in). *)
+Definition gmessage cin cout (w phi : seq F) (u co : nat) : F :=
+  esum [seq nth 0 w (ci * cout + co)%N * nth 0 phi (u * cin + ci)%N | ci <- iota 0 cin].
+
+Lemma egraph_normE root nodes edges self_loops cin cout n (w phi : seq F) :
+  let es := gall nodes edges self_loops in
+  eapply_p (egraph_norm root nodes edges self_loops cin cout n) w phi
+  = [seq esum [seq if uv.2 == (y %/ cout)%N
+                   then gcoef root n es uv.1 uv.2 * gmessage cin cout w phi uv.1 (y %% cout)
+                   else 0 | uv <- es]
+    | y <- iota 0 (nodes * cout)%N].
+Proof. exact: graph_textbook. Qed.
+
+(* Sum: at (v, c_out), the sum over the edges u -> v of u's message. *)
+(* Law: LAYER-GRAPH-EQ-SPAN *)
+Theorem graph_sum_textbook root nodes edges self_loops cin cout (w phi : seq F) :
+  let es := gall nodes edges self_loops in
+  eapply_p (egraph_norm root nodes edges self_loops cin cout GSum) w phi
+  = [seq esum [seq if uv.2 == (y %/ cout)%N then gmessage cin cout w phi uv.1 (y %% cout) else 0
+              | uv <- es]
+    | y <- iota 0 (nodes * cout)%N].
+Proof.
+rewrite egraph_normE /=; apply: eq_map => y; congr esum; apply: eq_map => uv.
+by case: ifP; rewrite ?mul1r.
+Qed.
+
+(* Mean: 1/deg(v) times that sum, deg(v) the number of edges into v. *)
+(* Law: LAYER-GRAPH-EQ-SPAN *)
+Theorem graph_mean_textbook root nodes edges self_loops cin cout (w phi : seq F) :
+  let es := gall nodes edges self_loops in
+  eapply_p (egraph_norm root nodes edges self_loops cin cout GMean) w phi
+  = [seq (gdeg es (y %/ cout))%:R^-1
+         * esum [seq if uv.2 == (y %/ cout)%N then gmessage cin cout w phi uv.1 (y %% cout) else 0
+                | uv <- es]
+    | y <- iota 0 (nodes * cout)%N].
+Proof.
+rewrite egraph_normE /=; apply: eq_map => y; rewrite esum_scale -map_comp; congr esum.
+by apply: eq_map => uv /=; case: eqP => [<- | _]; rewrite ?mulr0.
+Qed.
+
+End GraphNormalisation.
+
+(* The square root of a degree over the rationals: the integer root, the
+   largest r with r² ≤ d (as pm::detail::inverse_sqrt_degree). *)
+Definition isqrt (d : nat) : nat := count (fun r => r.+1 * r.+1 <= d)%N (iota 0 d).
+
+Section SymmetricNormalisation.
+
+Variable R : rcfType.
+Import Num.Theory.
+
+(* Symmetric: at (v, c_out), Σ_{u -> v} (deg(u) deg(v))^{-1/2} times u's
+   message, the square root of the real closed field R; (0)^{-1/2} is 0. *)
+(* Law: LAYER-GRAPH-SYMMETRIC *)
+Theorem graph_symmetric_textbook nodes edges self_loops cin cout (w phi : seq R) :
+  let es := gall nodes edges self_loops in
+  eapply_p (egraph_norm (fun d => Num.sqrt d%:R) nodes edges self_loops cin cout GSymmetric) w phi
+  = [seq esum [seq if uv.2 == (y %/ cout)%N
+                   then (Num.sqrt (gdeg es uv.1 * gdeg es uv.2)%:R)^-1
+                        * gmessage cin cout w phi uv.1 (y %% cout)
+                   else 0 | uv <- es]
+    | y <- iota 0 (nodes * cout)%N].
+Proof.
+rewrite egraph_normE /=; apply: eq_map => y; congr esum; apply: eq_map => uv.
+by rewrite natrM sqrtrM ?ler0n // invfM.
+Qed.
+
+(* Where the degree is a perfect square, the integer root is the square
+   root of R: the model over the rationals computes the same coefficients. *)
+Lemma isqrt_sqrt d : (isqrt d * isqrt d)%N = d -> ((isqrt d)%:R : R) = Num.sqrt d%:R.
+Proof.
+by move=> sq; rewrite -{2}sq natrM -expr2 sqrtr_sqr ger0_norm ?ler0n.
+Qed.
+
+End SymmetricNormalisation.
+
+(* ------------------------------------------------------------------ *)
+(* Relabelling the nodes of a graph convolution.                       *)
+
+Section GraphPermutation.
+
+Variable F : fieldType.
+
+Lemma esum_perm (s1 s2 : seq F) : perm_eq s1 s2 -> esum s1 = esum s2.
+Proof. by move=> pe; rewrite !esum_big; apply: perm_big. Qed.
+
+Variables (nodes : nat) (ps : seq nat).
+Hypothesis ps_perm : perm_eq ps (iota 0 nodes).
+Local Notation pn v := (nth 0%N ps v).
+Definition relabel (uv : nat * nat) : nat * nat := (pn uv.1, pn uv.2).
+
+Lemma size_ps : size ps = nodes.
+Proof. by rewrite (perm_size ps_perm) size_iota. Qed.
+
+Lemma pn_lt v : (v < nodes)%N -> (pn v < nodes)%N.
+Proof.
+move=> lt; have : pn v \in iota 0 nodes by rewrite -(perm_mem ps_perm) mem_nth ?size_ps.
+by rewrite mem_iota.
+Qed.
+
+Lemma pn_eq a b : (a < nodes)%N -> (b < nodes)%N -> (pn a == pn b) = (a == b).
+Proof. by move=> la lb; rewrite nth_uniq ?size_ps // (perm_uniq ps_perm) iota_uniq. Qed.
+
+Lemma gall_relabel edges self_loops :
+  perm_eq (gall nodes (map relabel edges) self_loops) (map relabel (gall nodes edges self_loops)).
+Proof.
+case: self_loops; rewrite /gall //= map_cat perm_cat2l -map_comp.
+have -> : [seq relabel (v, v) | v <- iota 0 nodes] = [seq (w, w) | w <- ps].
+  by rewrite -[in RHS](mkseq_nth 0%N ps) size_ps /mkseq -map_comp.
+by apply: perm_map; rewrite perm_sym.
+Qed.
+
+Lemma gall_range edges self_loops :
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N edges ->
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N (gall nodes edges self_loops).
+Proof.
+move=> range; case: self_loops => //=; rewrite all_cat range /=.
+by apply/allP => uv /mapP[v]; rewrite mem_iota add0n => /andP[_ lt] -> /=; rewrite lt.
+Qed.
+
+(* Relabelling the nodes keeps the in-degrees: deg'(p v) = deg(v). *)
+Lemma gdeg_relabel edges self_loops v :
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N edges -> (v < nodes)%N ->
+  gdeg (gall nodes (map relabel edges) self_loops) (pn v) = gdeg (gall nodes edges self_loops) v.
+Proof.
+move=> range lt; rewrite /gdeg (permP (gall_relabel edges self_loops)) count_map.
+apply: eq_in_count => uv /(allP (gall_range self_loops range)) /andP[_ lt2] /=.
+by rewrite pn_eq.
+Qed.
+
+(* LAYER-GRAPH-PERMUTATION: relabelling the nodes of the edge list and of
+   the input by the permutation ps relabels the output, for every
+   normalisation and every root. *)
+(* Law: LAYER-GRAPH-PERMUTATION *)
+Theorem graph_permutation root edges self_loops cin cout n (w phi phi' : seq F) v co :
+  all (fun uv => (uv.1 < nodes) && (uv.2 < nodes))%N edges ->
+  (forall u c, (u < nodes)%N -> (c < cin)%N ->
+     nth 0 phi' (pn u * cin + c)%N = nth 0 phi (u * cin + c)%N) ->
+  (v < nodes)%N -> (co < cout)%N ->
+  nth 0 (eapply_p (egraph_norm root nodes (map relabel edges) self_loops cin cout n) w phi')
+      (pn v * cout + co)
+  = nth 0 (eapply_p (egraph_norm root nodes edges self_loops cin cout n) w phi) (v * cout + co).
+Proof.
+move=> range relabelled ltv ltco; rewrite !egraph_normE /=.
+rewrite !(nth_map 0%N) ?size_iota ?flat_lt ?pn_lt // !nth_iota ?flat_lt ?pn_lt // !add0n.
+rewrite !divnMDl ?(leq_ltn_trans _ ltco) // !(divn_small ltco) !addn0 !modnMDl !(modn_small ltco).
+rewrite (esum_perm (perm_map _ (gall_relabel edges self_loops))) -map_comp; congr esum.
+apply/eq_in_map => uv /(allP (gall_range self_loops range)) /andP[lt1 lt2] /=.
+rewrite pn_eq //; case: eqP => // ->.
+congr (_ * _).
+  by case: n => //=; rewrite ?gdeg_relabel.
+rewrite /gmessage; congr esum; apply/eq_in_map => c; rewrite mem_iota add0n => /andP[_ ltc].
+by rewrite relabelled.
+Qed.
+End GraphPermutation.

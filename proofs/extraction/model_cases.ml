@@ -94,6 +94,7 @@ let () =
         let d = nat_of_int (levels - 1) in
         let dense_in = read_int () in
         let dense_out = read_int () in
+        let dense_bias = read_int () in
         let read_list () =
           let size = read_int () in
           of_list (List.init size (fun _ -> nat_of_int (read_int ())))
@@ -124,11 +125,16 @@ let () =
         let self_loops = read_int () in
         let graph_in = read_int () in
         let graph_out = read_int () in
-        let mean = read_int () in
+        let norm = match read_int () with 0 -> GSum | 1 -> GMean | _ -> GSymmetric in
         let time_length = read_int () in
         let time_in = read_int () in
         let time_out = read_int () in
         let max_lag = read_int () in
+        let recur_length = nat_of_int (read_int ()) in
+        let recur_pad = nat_of_int (read_int ()) in
+        let recur_timeblock = nat_of_int (read_int ()) in
+        let recur_dims = read_list () in
+        let recur_w = read_fn () in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -161,7 +167,9 @@ let () =
         machine "array" (q_forward_array grades m m_slopes m_w m_y0 m_z0 d) m_slopes;
         let (Pair (y, _)) as relu = q_forward_relu grades m m_w m_y0 m_z0 d in
         machine "relu" relu (Obj.magic (q_relu_slopes (Obj.magic y)));
-        line "dense"; out_pspan (q_dense (nat_of_int dense_in) (nat_of_int dense_out));
+        let flag b = if b = 1 then True else False in
+        line "dense";
+        out_pspan (q_dense (nat_of_int dense_in) (nat_of_int dense_out) (flag dense_bias));
         print_newline ();
         let conv =
           q_conv spatial (nat_of_int cin) (nat_of_int cout) kernel lo hi stride dilation
@@ -171,14 +179,21 @@ let () =
         line "conv_transpose"; out_pspan (q_transpose_p conv); print_newline ();
         let pool = q_pool pool_spatial (nat_of_int pool_channels) window pool_lo pool_hi pool_stride in
         line "pool"; out_span pool.espan_of_p; print_newline ();
-        let flag b = if b = 1 then True else False in
         line "graph";
         out_pspan (q_graph (nat_of_int nodes) edges (flag self_loops) (nat_of_int graph_in)
-                     (nat_of_int graph_out) (flag mean));
+                     (nat_of_int graph_out) norm);
         print_newline ();
         line "time_conv";
         out_pspan (q_time_conv (nat_of_int time_length) (nat_of_int time_in) (nat_of_int time_out)
                      (nat_of_int max_lag));
+        print_newline ();
+        (* The recurrent machine: span, grading and cleaned parameters. *)
+        let recur = q_recur_span recur_length recur_pad recur_dims in
+        line "recur"; out_pspan recur;
+        let grades = to_list (q_recur_grades recur_length recur_timeblock recur_dims) in
+        Printf.printf " %d" (List.length grades);
+        List.iter (fun g -> Printf.printf " %d" (int_of_nat g)) grades;
+        out_fn (q_clean (q_recur_grades recur_length recur_timeblock recur_dims) recur recur_w);
         print_newline ();
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2

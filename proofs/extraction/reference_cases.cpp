@@ -23,6 +23,7 @@
 #include "pm/layers/dense.hpp"
 #include "pm/layers/graph_conv.hpp"
 #include "pm/layers/pool.hpp"
+#include "pm/layers/recur_machine.hpp"
 #include "pm/layers/time_conv.hpp"
 #include "pm/machine.hpp"
 #include "pm/numeric/uniform.hpp"
@@ -59,12 +60,20 @@ struct Case {
   Fn m_w, m_y0, m_z0, m_slopes, m_gy, m_gz;
 
   pm::Grading grading() const { return pm::Grading(grades.codomain - 1, grades.images); }
-  // A dense layer (no bias) and a convolution.
+  // The layers: dense (with or without bias), convolution, pooling, graph
+  // convolution (sum, mean, or symmetric on a graph whose degrees are
+  // perfect squares), time convolution, and a recurrent machine with its
+  // parameters.
   pm::DenseSpec dense;
   pm::ConvSpec conv;
   pm::PoolSpec pool;
-  pm::GraphConvSpec graph; // sum or mean
+  pm::GraphConvSpec graph;
   pm::TimeConvSpec time;
+  struct Recur {
+    std::vector<Index> dims;
+    Index pad = 0, timeblock = 1, length = 1;
+    Fn w;
+  } recur;
 };
 
 // An index list as `size entries…`.
@@ -139,7 +148,7 @@ void write_case(std::ostream &out, const Case &c) {
   write_fn(out, c.m.span.mu);
   write_map(out, c.m.pi);
   for (const Fn *v : {&c.m_w, &c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) write_fn(out, *v);
-  out << " " << c.dense.in << " " << c.dense.out;
+  out << " " << c.dense.in << " " << c.dense.out << " " << c.dense.bias;
   write_list(out, c.conv.spatial);
   out << " " << c.conv.in_channels << " " << c.conv.out_channels;
   for (const auto *v :
@@ -153,9 +162,13 @@ void write_case(std::ostream &out, const Case &c) {
   out << " " << c.graph.nodes << " " << c.graph.edges.size();
   for (const auto &[u, v] : c.graph.edges) out << " " << u << " " << v;
   out << " " << c.graph.self_loops << " " << c.graph.in_channels << " " << c.graph.out_channels
-      << " " << (c.graph.norm == pm::GraphNorm::mean);
+      << " " << static_cast<int>(c.graph.norm);
   out << " " << c.time.length << " " << c.time.in_channels << " " << c.time.out_channels << " "
-      << c.time.max_lag << "\n";
+      << c.time.max_lag;
+  out << " " << c.recur.length << " " << c.recur.pad << " " << c.recur.timeblock;
+  write_list(out, c.recur.dims);
+  write_fn(out, c.recur.w);
+  out << "\n";
 }
 
 bool read_case(std::istream &in, Case &c) {
@@ -192,6 +205,7 @@ bool read_case(std::istream &in, Case &c) {
   (void)c.grading();
   c.dense.in = read_index(in, "dense.in");
   c.dense.out = read_index(in, "dense.out");
+  c.dense.bias = read_index(in, "dense.bias") != 0;
   const auto list = [&](const char *what) {
     std::vector<Index> v(read_index(in, what));
     for (Index &i : v) i = read_index(in, what);
@@ -225,12 +239,19 @@ bool read_case(std::istream &in, Case &c) {
   c.graph.self_loops = read_index(in, "graph.self_loops") != 0;
   c.graph.in_channels = read_index(in, "graph.in_channels");
   c.graph.out_channels = read_index(in, "graph.out_channels");
-  c.graph.norm = read_index(in, "graph.norm") != 0 ? pm::GraphNorm::mean : pm::GraphNorm::sum;
+  const Index norm = read_index(in, "graph.norm");
+  if (norm > 2) fail("cases: graph.norm is " + std::to_string(norm) + ", expected 0, 1 or 2");
+  c.graph.norm = static_cast<pm::GraphNorm>(norm);
   (void)c.graph.all_edges();
   c.time.length = read_index(in, "time.length");
   c.time.in_channels = read_index(in, "time.in_channels");
   c.time.out_channels = read_index(in, "time.out_channels");
   c.time.max_lag = read_index(in, "time.max_lag");
+  c.recur.length = read_index(in, "recur.length");
+  c.recur.pad = read_index(in, "recur.pad");
+  c.recur.timeblock = read_index(in, "recur.timeblock");
+  c.recur.dims = list("recur.dims");
+  c.recur.w = read_fn(in, "recur.w");
   return true;
 }
 
@@ -291,21 +312,45 @@ struct Generator {
     c.m = PSpan{Span{FinMap(n, s), FinMap(n, t), fn(e)}, map(e, p)};
     c.m_w = fn(p);
     for (Fn *v : {&c.m_y0, &c.m_z0, &c.m_slopes, &c.m_gy, &c.m_gz}) *v = fn(n);
-    c.dense = pm::DenseSpec{size(0, 4), size(0, 4), false};
+    c.dense = pm::DenseSpec{size(0, 4), size(0, 4), size(0, 1) == 1};
     c.conv = conv_spec();
     c.pool = pool_spec();
-    c.graph.nodes = size(1, 4);
-    c.graph.edges.resize(size(0, 6));
-    for (auto &[u, v] : c.graph.edges) {
-      u = size(0, c.graph.nodes - 1);
-      v = size(0, c.graph.nodes - 1);
-    }
-    c.graph.self_loops = size(0, 1) == 1;
-    c.graph.in_channels = size(1, 2);
-    c.graph.out_channels = size(1, 2);
-    c.graph.norm = size(0, 1) == 1 ? pm::GraphNorm::mean : pm::GraphNorm::sum;
+    c.graph = graph_spec();
     c.time = pm::TimeConvSpec{size(1, 6), size(1, 2), size(1, 2), size(0, 3)};
+    for (Index k = size(1, 3); k > 0; --k) c.recur.dims.push_back(size(1, 2));
+    c.recur.pad = size(0, 3);
+    c.recur.timeblock = size(1, 3);
+    c.recur.length = size(1, 6);
+    Index channels = 0;
+    for (Index d : c.recur.dims) channels += d;
+    c.recur.w = fn((c.recur.pad + 1) * channels * channels);
     return c;
+  }
+  // A graph convolution; for the symmetric normalisation, which is exact
+  // over Q only at perfect squares, every in-degree (self loop included) is
+  // drawn from 0, 1 and 4 and the edges into each node are shuffled in.
+  pm::GraphConvSpec graph_spec() {
+    pm::GraphConvSpec g;
+    g.nodes = size(1, 4);
+    g.self_loops = size(0, 1) == 1;
+    g.in_channels = size(1, 2);
+    g.out_channels = size(1, 2);
+    g.norm = static_cast<pm::GraphNorm>(size(0, 2));
+    if (g.norm != pm::GraphNorm::symmetric) {
+      g.edges.resize(size(0, 6));
+      for (auto &[u, v] : g.edges) {
+        u = size(0, g.nodes - 1);
+        v = size(0, g.nodes - 1);
+      }
+      return g;
+    }
+    for (Index v = 0; v < g.nodes; ++v) {
+      const Index degree = size(0, 1) == 1 ? 4 : g.self_loops ? 1 : size(0, 1);
+      for (Index e = g.self_loops ? 1 : 0; e < degree; ++e)
+        g.edges.emplace_back(size(0, g.nodes - 1), v);
+    }
+    for (Index i = g.edges.size(); i > 1; --i) std::swap(g.edges[i - 1], g.edges[size(0, i - 1)]);
+    return g;
   }
   // A valid average pooling of rank 1 or 2, padding below the window, the
   // stride left to its default (the window) in a quarter of the cases.
@@ -421,6 +466,17 @@ struct MutUncleanedGradient : MachineReference {
 
 // The layer constructors, and mutants that each forget one field of the
 // specification or one step of the construction.
+// What the comparison reads of a recurrent machine: its span, its grading
+// and the cleaning of its parameters.
+struct RecurResult {
+  PSpan span;
+  std::vector<Index> grades;
+  Fn clean;
+};
+RecurResult recur_result(const pm::RecurMachine<Q> &m, const Fn &w) {
+  return RecurResult{m.machine().span(), m.machine().grading().grades(), m.clean(w)};
+}
+
 struct LayerReference {
   static PSpan dense(const pm::DenseSpec &d) { return pm::dense<Q>(d); }
   static PSpan conv(const pm::ConvSpec &c) { return pm::conv<Q>(c); }
@@ -428,11 +484,22 @@ struct LayerReference {
   static Span average_pool(const pm::PoolSpec &c) { return pm::average_pool<Q>(c); }
   static PSpan graph_conv(const pm::GraphConvSpec &c) { return pm::graph_conv<Q>(c); }
   static PSpan time_conv(const pm::TimeConvSpec &c) { return pm::time_conv<Q>(c); }
+  static RecurResult recur(const Case::Recur &r) {
+    return recur_result(
+        pm::RecurMachine<Q>(r.dims, pm::Sigma<Q>::relu(), r.pad, r.timeblock, r.length), r.w);
+  }
 };
 struct MutDenseOutputMajor : LayerReference {
   static PSpan dense(const pm::DenseSpec &d) {
     PSpan a = pm::dense<Q>(d);
     for (Index &p : a.pi.images) p = (p % d.out) * d.in + p / d.out;
+    return a;
+  }
+};
+struct MutDenseBiasFirst : LayerReference {
+  static PSpan dense(const pm::DenseSpec &d) {
+    PSpan a = pm::dense<Q>(d);
+    for (Index &p : a.pi.images) p = (p + d.out) % d.parameters();
     return a;
   }
 };
@@ -477,6 +544,27 @@ struct MutGraphReversedEdges : LayerReference {
   static PSpan graph_conv(pm::GraphConvSpec c) {
     for (auto &[u, v] : c.edges) std::swap(u, v);
     return pm::graph_conv<Q>(c);
+  }
+};
+struct MutGraphSymmetricAsMean : LayerReference {
+  static PSpan graph_conv(pm::GraphConvSpec c) {
+    if (c.norm == pm::GraphNorm::symmetric) c.norm = pm::GraphNorm::mean;
+    return pm::graph_conv<Q>(c);
+  }
+};
+// The authors' cleaning: with more than one time block, lag 0 zeroed for
+// every channel pair.
+struct MutRecurAuthorsClean : LayerReference {
+  static RecurResult recur(const Case::Recur &r) {
+    RecurResult out = LayerReference::recur(r);
+    const Index n = out.span.source() / r.length;
+    if (r.length > r.timeblock) std::fill(out.clean.begin(), out.clean.begin() + n * n, Q(0));
+    return out;
+  }
+};
+struct MutRecurTimeblockIgnored : LayerReference { // every time step its own block
+  static RecurResult recur(const Case::Recur &r) {
+    return recur_result(pm::RecurMachine<Q>(r.dims, pm::Sigma<Q>::relu(), r.pad, 1, r.length), r.w);
   }
 };
 struct MutTimeConvKernelOrder : LayerReference { // lag k instead of max_lag − k
@@ -546,9 +634,21 @@ void evaluate(std::istream &in, std::ostream &out) {
     out << "\n";
     out_span(line("pool"), LImpl::average_pool(c.pool));
     out << "\n";
-    out_pspan(line("graph"), LImpl::graph_conv(c.graph));
+    // A mutant may give a symmetric graph degrees that are not squares:
+    // the refusal is printed, and differs from the model's line.
+    try {
+      const PSpan graph = LImpl::graph_conv(c.graph);
+      out_pspan(line("graph"), graph);
+    } catch (const pm::Error &e) {
+      line("graph") << " refused: " << e.what();
+    }
     out << "\n";
     out_pspan(line("time_conv"), LImpl::time_conv(c.time));
+    out << "\n";
+    const RecurResult r = LImpl::recur(c.recur);
+    out_pspan(line("recur"), r.span);
+    write_list(out, r.grades);
+    write_fn(out, r.clean);
     out << "\n";
   }
 }
@@ -583,6 +683,7 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutUnreversedDual", evaluate<Reference, MutUnreversedDual>},
       {"MutUncleanedGradient", evaluate<Reference, MutUncleanedGradient>},
       {"MutDenseOutputMajor", evaluate<Reference, MachineReference, MutDenseOutputMajor>},
+      {"MutDenseBiasFirst", evaluate<Reference, MachineReference, MutDenseBiasFirst>},
       {"MutConvPadsSwapped", evaluate<Reference, MachineReference, MutConvPadsSwapped>},
       {"MutConvNoDilation", evaluate<Reference, MachineReference, MutConvNoDilation>},
       {"MutConvNoStride", evaluate<Reference, MachineReference, MutConvNoStride>},
@@ -590,6 +691,9 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutPoolPadsSwapped", evaluate<Reference, MachineReference, MutPoolPadsSwapped>},
       {"MutGraphUnnormalised", evaluate<Reference, MachineReference, MutGraphUnnormalised>},
       {"MutGraphReversedEdges", evaluate<Reference, MachineReference, MutGraphReversedEdges>},
+      {"MutGraphSymmetricAsMean", evaluate<Reference, MachineReference, MutGraphSymmetricAsMean>},
+      {"MutRecurAuthorsClean", evaluate<Reference, MachineReference, MutRecurAuthorsClean>},
+      {"MutRecurTimeblockIgnored", evaluate<Reference, MachineReference, MutRecurTimeblockIgnored>},
       {"MutTimeConvKernelOrder", evaluate<Reference, MachineReference, MutTimeConvKernelOrder>},
       {"MutConvTransposeUntransposed",
        evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},
