@@ -8,8 +8,8 @@
 #include "pm/io/machine_format.hpp"
 #include "pm/validate/catalogue.hpp"
 #include "pm/validate/lints.hpp"
+#include "pm/validate/machine_probe.hpp"
 #include "pm/validate/machine_samples.hpp"
-#include "pm/validate/probe.hpp"
 #include "pm/validate/same_as.hpp"
 
 namespace pmach {
@@ -45,7 +45,8 @@ inline const char *check_help =
     "                 expected output (compared or absent), a warning per unknown\n"
     "                 file, exit 1 when no output was compared. A directory\n"
     "                 written by `pmach probe` is read as probes: the span the\n"
-    "                 framework implements is recovered exactly and diffed\n"
+    "                 framework implements (of a machine: its passes, and its\n"
+    "                 linear part) is recovered exactly and diffed\n"
     "  --json         print the report as JSON\n"
     "\n"
     "Exit status: 0 all passed or not applicable, 1 a law failed or was too weak,\n"
@@ -162,8 +163,11 @@ inline int run_check(const Args &args) {
       const std::string name = machine.name.empty() ? machine.file : machine.name;
       rep = check_machine_file(machine, opt);
       rep.append(pm::lint_machine(machine, json, name));
-      if (args.has("against"))
-        rep.append(pm::compare_machine_samples(machine, args.get("against"), name));
+      if (args.has("against")) {
+        const std::string dir = args.get("against");
+        rep.append(pm::is_probe_dir(dir) ? pm::compare_machine_probes(machine, dir, name)
+                                         : pm::compare_machine_samples(machine, dir, name));
+      }
     }
     if (args.has("same-as"))
       rep.append(pm::same_as(model, pm::io::read_model(args.get("same-as"))));

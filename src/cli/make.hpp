@@ -2,14 +2,15 @@
 // pmach make: the model file of a catalogue layer or seed machine, from its
 // hyper-parameters, so that a hand-written file can be compared with the
 // constructor's (`pmach check mine.json --same-as made.json`), and
-// pmach probe: the probe inputs of a layer for a framework without bindings.
+// pmach probe: the probe inputs of a layer or machine for a framework without
+// bindings.
 #include <iostream>
 #include <map>
 
 #include "args.hpp"
 #include "pm/io/model_writer.hpp"
 #include "pm/layers.hpp"
-#include "pm/validate/probe.hpp"
+#include "pm/validate/machine_probe.hpp"
 
 namespace pmach {
 
@@ -40,6 +41,7 @@ inline const char *make_help =
 
 inline const char *probe_help =
     "usage: pmach probe LAYER.json --out DIR [--seed S]\n"
+    "       pmach probe MACHINE.json --out DIR [--cases N] [--seed S]\n"
     "\n"
     "Writes the probe inputs of a layer to DIR: x.npy (batch, *source), w.npy\n"
     "(batch, *parameters; one parameter vector per sample), g.npy (batch, *target)\n"
@@ -51,6 +53,16 @@ inline const char *probe_help =
     "inputs) and prints its difference with the model's in multi-index coordinates.\n"
     "The number of samples is |P|·|X| + 17; above 2^24 values recovery refuses and\n"
     "says how to shrink the layer.\n"
+    "\n"
+    "Of a machine: w.npy (batch, *parameters), y0.npy, z0.npy, gy.npy, gz.npy\n"
+    "(batch, *space) and probe.json: N cases (default 10) of two samples with\n"
+    "small integers, and for sigma with rational values the |P|·|I| basis probes\n"
+    "w = e_p, y0 = 0, z0 = e_s. Per sample b, write the solution y[b], z[b] of the\n"
+    "machine at w[b], y0[b], z0[b] as y.npy, z.npy and optionally its backward pass\n"
+    "at gy[b], gz[b] as grad_y0.npy, grad_z0.npy and grad_w.npy (the gradient of\n"
+    "that one sample, (batch, *parameters)); `pmach check MACHINE.json --against\n"
+    "DIR` compares the passes with the reference and diffs the linear part\n"
+    "recovered from the basis probes with the model's cleaned span.\n"
     "\n"
     "Exit status: 0 written, 2 bad input or usage.\n";
 
@@ -252,17 +264,26 @@ inline int run_make(int argc, char **argv) {
 }
 
 inline int run_probe(const Args &args) {
-  pm::require(args.positional.size() == 1, "probe: expected one LAYER.json, found ",
+  pm::require(args.positional.size() == 1, "probe: expected one MODEL.json, found ",
               args.positional.size(), " arguments");
   pm::require(args.has("out"), "probe: expected --out DIR");
   const auto model = pm::io::read_model(args.positional[0]);
+  const std::uint64_t seed = args.number("seed", 1, ~0ull);
   const auto *layer = std::get_if<pm::io::LayerDescription>(&model);
-  pm::require(layer != nullptr, args.positional[0],
-              ": field 'kind': expected \"layer\" (probes of machines: compare their samples "
-              "with --against)");
-  const std::size_t n = pm::write_probes(*layer, args.get("out"), args.number("seed", 1, ~0ull));
-  std::cout << "wrote " << n << " probe samples to " << args.get("out")
-            << ": x.npy, w.npy, g.npy, probe.json\n";
+  pm::require(layer == nullptr || !args.has("cases"),
+              "probe: --cases is for machines (a layer's probes are fixed by its sizes)");
+  std::size_t n = 0;
+  if (layer) {
+    n = pm::write_probes(*layer, args.get("out"), seed);
+  } else {
+    const std::size_t cases = args.number("cases", 10, pm::io::max_cases);
+    pm::require(cases > 0, "--cases: is 0, expected at least 1");
+    n = pm::write_machine_probes(std::get<pm::io::MachineDescription>(model), args.get("out"),
+                                 cases, seed);
+  }
+  std::cout << "wrote " << n << " probe samples to " << args.get("out") << ": "
+            << (layer ? "x.npy, w.npy, g.npy" : "w.npy, y0.npy, z0.npy, gy.npy, gz.npy")
+            << ", probe.json\n";
   return 0;
 }
 
