@@ -33,6 +33,11 @@ inline const char *make_help =
     "  pool            --channels C --size n... --kernel k... [--stride s...]\n"
     "                  [--padding p...] [--padding-hi p...]   (average pooling)\n"
     "  time-conv       --length T --in C --out O --lag L\n"
+    "  graph           --nodes N --edges u v [u v ...] --in C --out O\n"
+    "                  [--norm sum|mean|symmetric] [--self-loops]\n"
+    "                  graph convolution over the edges u -> v; x (node, channel),\n"
+    "                  parameters (in channel, out channel); symmetric needs every\n"
+    "                  degree a perfect square (the file's weights are exact)\n"
     "  dense-machine   --dims d... --sigma NAME\n"
     "  conv-machine    --dims d... --sigma NAME --size n... --padding lo hi ...\n"
     "  recur-machine   --dims d... --sigma NAME --length T --lag L --timeblock B\n"
@@ -106,13 +111,13 @@ inline MakeArgs parse_make(int argc, char **argv, int first,
                            const std::map<std::string, std::set<std::string>> &accepted) {
   MakeArgs a;
   pm::require(first < argc && std::string(argv[first]).rfind("--", 0) != 0,
-              "make: expected what to make (dense, conv, pool, time-conv, dense-machine, "
-              "conv-machine or recur-machine)");
+              "make: expected what to make (dense, conv, pool, time-conv, graph, "
+              "dense-machine, conv-machine or recur-machine)");
   a.what = argv[first];
   const auto known = accepted.find(a.what);
   pm::require(known != accepted.end(), "make: unknown constructor '", a.what,
-              "', expected dense, conv, pool, time-conv, dense-machine, conv-machine or "
-              "recur-machine");
+              "', expected dense, conv, pool, time-conv, graph, dense-machine, conv-machine "
+              "or recur-machine");
   std::string current;
   for (int i = first + 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -166,6 +171,31 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
     const pm::ConvSpec c = t.as_conv();
     return pm::io::layer_json("time conv", c.input_shape(), c.output_shape(), c.parameter_shape(),
                               true, pm::time_conv<Q>(t));
+  }
+  if (a.what == "graph") {
+    pm::GraphConvSpec g;
+    g.nodes = a.size("nodes");
+    const std::vector<Index> ends = a.sizes("edges", true, 0, 0);
+    pm::require(ends.size() % 2 == 0, "--edges: has ", ends.size(),
+                " values, expected pairs u v (an even number)");
+    for (std::size_t k = 0; k < ends.size(); k += 2) {
+      pm::require(ends[k] < g.nodes && ends[k + 1] < g.nodes, "--edges: edge ", k / 2, " is (",
+                  ends[k], ", ", ends[k + 1], "), expected node indices < ", g.nodes);
+      g.edges.emplace_back(ends[k], ends[k + 1]);
+    }
+    g.in_channels = a.size("in");
+    g.out_channels = a.size("out");
+    g.self_loops = a.has("self-loops");
+    const std::string norm = a.text("norm", "sum");
+    pm::require(norm == "sum" || norm == "mean" || norm == "symmetric", "--norm: is '", norm,
+                "', expected sum, mean or symmetric");
+    g.norm = norm == "sum"    ? pm::GraphNorm::sum
+             : norm == "mean" ? pm::GraphNorm::mean
+                              : pm::GraphNorm::symmetric;
+    return pm::io::layer_json("graph conv " + norm, pm::Shape({g.nodes, g.in_channels}),
+                              pm::Shape({g.nodes, g.out_channels}),
+                              pm::Shape({g.in_channels, g.out_channels}), true,
+                              pm::graph_conv<Q>(g));
   }
   const std::vector<Index> size = a.sizes("size", true);
   const std::size_t r = size.size();
@@ -244,11 +274,12 @@ inline int run_make(int argc, char **argv) {
       {"conv", conv_opts},
       {"pool", {"channels", "size", "kernel", "stride", "padding", "padding-hi"}},
       {"time-conv", {"length", "in", "out", "lag"}},
+      {"graph", {"nodes", "edges", "in", "out", "norm", "self-loops"}},
       {"dense-machine", {"dims", "sigma"}},
       {"conv-machine", {"dims", "sigma", "size", "padding"}},
       {"recur-machine", {"dims", "sigma", "length", "lag", "timeblock"}}};
   const MakeArgs a = parse_make(argc, argv, 2, accepted);
-  for (const char *flag : {"bias", "transpose"})
+  for (const char *flag : {"bias", "transpose", "self-loops"})
     pm::require(!a.has(flag) || a.options.at(flag).empty(), "option --", flag, " takes no value");
   const bool machine = a.what.find("machine") != std::string::npos;
   const pm::io::Json j = machine ? make_machine_json(a) : make_layer_json(a);
