@@ -381,3 +381,18 @@ TEST_CASE("CONF-MACHINE: double, relu, exact on small integers; a level typo is 
                 "target (2) <- source (0) via parameter (2, 0): intended 1, implemented 0") !=
         std::string::npos);
 }
+
+TEST_CASE("CONF-MACHINE: where the derived bound is not finite the rows are too weak") {
+  // An implementation in a format with unit roundoff 2^-2: γ_n ≥ 1 for the
+  // machine's rounding chains, so its bound allows anything and decides
+  // nothing.
+  struct Coarse : HandMachineOf<double> {
+    double unit_roundoff() const { return 0x1p-2; }
+  };
+  const auto spec = with_sigma(dense_machine_spec({1, 1, 2, 3}), "tanh");
+  const pm::Report rep = pm::check_machine(spec, Coarse{hand_double(spec)}, {5, 5});
+  INFO(pm::to_text(rep));
+  CHECK(!rep.passed());
+  CHECK(result(rep, "CONF-MACHINE forward").status == Status::too_weak);
+  CHECK(result(rep, "CONF-MACHINE forward").detail.find("not finite") != std::string::npos);
+}

@@ -320,7 +320,12 @@ std::string first_out_of_bound(const Batch<S> &theirs, const Batch<double> &ref,
     return what + " is " + std::to_string(theirs.rows) + " × " + std::to_string(theirs.cols) +
            ", expected " + std::to_string(ref.rows) + " × " + std::to_string(ref.cols);
   for (Index k = 0; k < ref.data.size(); ++k) {
-    if (!std::isfinite(bound.data[k])) infinite = true;
+    // A bound that is not finite (∞, or ∞ · 0 in its propagation) decides
+    // nothing.
+    if (!std::isfinite(bound.data[k])) {
+      infinite = true;
+      continue;
+    }
     const double err = std::abs(to_double(theirs.data[k]) - ref.data[k]);
     if (!(err <= bound.data[k]))
       return what + " at point " + std::to_string(k % ref.rows) + " of sample " +
