@@ -396,3 +396,22 @@ TEST_CASE("CONF-MACHINE: where the derived bound is not finite the rows are too 
   CHECK(result(rep, "CONF-MACHINE forward").status == Status::too_weak);
   CHECK(result(rep, "CONF-MACHINE forward").detail.find("not finite") != std::string::npos);
 }
+
+TEST_CASE("CONF-MACHINE: outputs of the wrong shape fail before any bound reads them") {
+  struct OneColumn : HandMachineOf<double> {
+    std::pair<pm::Batch<double>, pm::Batch<double>> forward(const pm::Function<double> &w,
+                                                            const pm::Batch<double> &y0,
+                                                            const pm::Batch<double> &z0) const {
+      auto [y, z] = HandMachineOf<double>::forward(w, y0, z0);
+      z = pm::Batch<double>::from_columns(z.rows, {z.column(0)});
+      return {y, z};
+    }
+  };
+  const auto spec = with_sigma(dense_machine_spec({1, 1, 2, 3}), "tanh");
+  const pm::Report rep =
+      pm::check_machine(spec, OneColumn{hand_double(spec)}, {3, 5}, "impl", false);
+  const pm::LawResult &r = result(rep, "CONF-MACHINE forward");
+  INFO(r.detail);
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("z is 4 × 1, expected 4 × 2") != std::string::npos);
+}

@@ -249,12 +249,18 @@ template <class S> Batch<S> random_batch(std::mt19937_64 &rng, Index rows, Index
   return b;
 }
 
+// "" when `b` is rows × cols, else what it is.
+template <class S>
+std::string wrong_shape(const Batch<S> &b, Index rows, Index cols, const std::string &what) {
+  if (b.rows == rows && b.cols == cols) return "";
+  return what + " is " + std::to_string(b.rows) + " × " + std::to_string(b.cols) + ", expected " +
+         std::to_string(rows) + " × " + std::to_string(cols);
+}
+
 template <class S>
 std::string first_difference(const Batch<S> &theirs, const Batch<Rational> &ref,
                              const std::string &what) {
-  if (theirs.rows != ref.rows || theirs.cols != ref.cols)
-    return what + " is " + std::to_string(theirs.rows) + " × " + std::to_string(theirs.cols) +
-           ", expected " + std::to_string(ref.rows) + " × " + std::to_string(ref.cols);
+  if (auto bad = wrong_shape(theirs, ref.rows, ref.cols, what); !bad.empty()) return bad;
   for (Index k = 0; k < ref.data.size(); ++k) {
     const Rational t = to_rational(theirs.data[k]);
     if (t != ref.data[k]) {
@@ -316,9 +322,7 @@ template <class S>
 std::string first_out_of_bound(const Batch<S> &theirs, const Batch<double> &ref,
                                const Batch<double> &bound, const std::string &what,
                                bool &infinite) {
-  if (theirs.rows != ref.rows || theirs.cols != ref.cols)
-    return what + " is " + std::to_string(theirs.rows) + " × " + std::to_string(theirs.cols) +
-           ", expected " + std::to_string(ref.rows) + " × " + std::to_string(ref.cols);
+  if (auto bad = wrong_shape(theirs, ref.rows, ref.cols, what); !bad.empty()) return bad;
   for (Index k = 0; k < ref.data.size(); ++k) {
     // A bound that is not finite (∞, or ∞ · 0 in its propagation) decides
     // nothing.
@@ -380,7 +384,8 @@ Report machine_laws_of(const io::MachineDescription &spec, const M &impl,
 //    (MachineBound, docs/tolerances.md "Validator"): "too weak" where that
 //    bound is not finite, not applicable for a σ without one;
 //  - CONF-RECOVER and CONF-SPAN-DIFF: its linear part recovered from basis
-//    probes (σ with rational values) and diffed with the specification's
+//    probes (σ with rational values; of a floating implementation, σ =
+//    identity or relu) and diffed with the specification's
 //    cleaned span, so that a level typo that zeroes weights is named by its
 //    coefficients.
 // `laws = false` leaves out the first group (probe samples hold no cases
@@ -409,6 +414,9 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
   const MachineBound bound(spec, md);
   const double u = implementation_roundoff(implementation);
   const bool integer_sigma = spec.sigma.name == "identity" || spec.sigma.name == "relu";
+  // A floating implementation's outputs on the basis probes are exact
+  // integers only for σ = identity or relu.
+  const bool recoverable = rational && (is_exact<S> || integer_sigma);
   const Index n = md.size(), np = md.parameters();
   std::mt19937_64 rng(opt.seed ^ fnv1a("CONF-MACHINE"));
   auto to_s = [](const Batch<Rational> &b) {
@@ -454,13 +462,18 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       fwd_na = true;
       break;
     } else {
-      xd = forward(md, wd, y0d, z0d);
-      e = bound.forward_error(wd, y0d, z0d, xd, to_double_batch(z), u);
-      fwd_fail = first_out_of_bound(y, xd.y, e.y, "y", fwd_weak);
-      if (fwd_fail.empty()) fwd_fail = first_out_of_bound(z, xd.z, e.z, "z", fwd_weak);
+      // Shapes first: the bound reads their z.
+      fwd_fail = wrong_shape(y, n, 2, "y");
+      if (fwd_fail.empty()) fwd_fail = wrong_shape(z, n, 2, "z");
+      if (fwd_fail.empty()) {
+        xd = forward(md, wd, y0d, z0d);
+        e = bound.forward_error(wd, y0d, z0d, xd, to_double_batch(z), u);
+        fwd_fail = first_out_of_bound(y, xd.y, e.y, "y", fwd_weak);
+        if (fwd_fail.empty()) fwd_fail = first_out_of_bound(z, xd.z, e.z, "z", fwd_weak);
+      }
     }
     if (!fwd_fail.empty()) {
-      fwd_fail = where.str() + fwd_fail + (rational ? "; its linear part: CONF-SPAN-DIFF" : "");
+      fwd_fail = where.str() + fwd_fail + (recoverable ? "; its linear part: CONF-SPAN-DIFF" : "");
       break;
     }
     if constexpr (HasMachineBackward<M>) {
@@ -478,17 +491,23 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       } else if (!bound.has_backward()) {
         bwd_na = true;
       } else {
-        const Gradients<double> g = backward(md, wd, xd, gyd, gzd);
-        const Batch<double> yb = to_double_batch(theirs.y0), zb = to_double_batch(theirs.z0);
-        const MachineState<double> eb = bound.backward_error(wd, xd, e, gyd, gzd, g, yb, zb, u);
-        bwd_fail = first_out_of_bound(theirs.y0, g.y0, eb.z, "grad y0", bwd_weak);
-        if (bwd_fail.empty())
-          bwd_fail = first_out_of_bound(theirs.z0, g.z0, eb.y, "grad z0", bwd_weak);
+        for (const auto &[b, rows, cols, what] : {std::tuple{&theirs.y0, n, Index{2}, "grad y0"},
+                                                  std::tuple{&theirs.z0, n, Index{2}, "grad z0"},
+                                                  std::tuple{&theirs_w, np, Index{1}, "grad w"}})
+          if (bwd_fail.empty()) bwd_fail = wrong_shape(*b, rows, cols, what);
         if (bwd_fail.empty()) {
-          const Function<double> gb = bound.gradient_error(xd, g, e, eb, u);
-          bwd_fail =
-              first_out_of_bound(theirs_w, Batch<double>::from_columns(g.w.size(), {g.w}),
-                                 Batch<double>::from_columns(gb.size(), {gb}), "grad w", bwd_weak);
+          const Gradients<double> g = backward(md, wd, xd, gyd, gzd);
+          const Batch<double> yb = to_double_batch(theirs.y0), zb = to_double_batch(theirs.z0);
+          const MachineState<double> eb = bound.backward_error(wd, xd, e, gyd, gzd, g, yb, zb, u);
+          bwd_fail = first_out_of_bound(theirs.y0, g.y0, eb.z, "grad y0", bwd_weak);
+          if (bwd_fail.empty())
+            bwd_fail = first_out_of_bound(theirs.z0, g.z0, eb.y, "grad z0", bwd_weak);
+          if (bwd_fail.empty()) {
+            const Function<double> gb = bound.gradient_error(xd, g, e, eb, u);
+            bwd_fail = first_out_of_bound(theirs_w, Batch<double>::from_columns(g.w.size(), {g.w}),
+                                          Batch<double>::from_columns(gb.size(), {gb}), "grad w",
+                                          bwd_weak);
+          }
         }
       }
       if (!bwd_fail.empty()) bwd_fail = where.str() + bwd_fail;
@@ -516,11 +535,13 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
   else
     rep.results.push_back(row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed,
                               "the implementation has no backward pass"));
-  if (!rational) {
-    rep.results.push_back(row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed,
-                              "sigma " + spec.sigma.name +
-                                  " has no exact rational values: the linear part is not "
-                                  "recovered exactly (CONF-MACHINE compares the passes)"));
+  if (!recoverable) {
+    rep.results.push_back(
+        row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed,
+            "sigma " + spec.sigma.name +
+                (rational ? " in floating point gives no exact outputs"
+                          : " has no exact rational values") +
+                ": the linear part is not recovered exactly (CONF-MACHINE compares the passes)"));
     return rep;
   }
   conformance_rows(rep, recover_linear_part(implementation, n, np),
