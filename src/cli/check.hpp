@@ -13,8 +13,8 @@
 #include "pm/validate/catalogue.hpp"
 #include "pm/validate/kernel_checks.hpp"
 #include "pm/validate/lints.hpp"
+#include "pm/validate/machine_probe.hpp"
 #include "pm/validate/machine_samples.hpp"
-#include "pm/validate/probe.hpp"
 #include "pm/validate/same_as.hpp"
 
 namespace pmach {
@@ -52,7 +52,8 @@ inline const char *check_help =
     "                 expected output (compared or absent), a warning per unknown\n"
     "                 file, exit 1 when no output was compared. A directory\n"
     "                 written by `pmach probe` is read as probes: the span the\n"
-    "                 framework implements is recovered exactly and diffed\n"
+    "                 framework implements (of a machine: its passes, and its\n"
+    "                 linear part) is recovered exactly and diffed\n"
     "  --kernels      also validate the fast kernels (src/pm/kernels/) on this CPU:\n"
     "                 without a file every kernel (dense, convolution 1/2/3-D and\n"
     "                 recurrent machines, the span and graph kernels; forward,\n"
@@ -259,8 +260,11 @@ inline int run_check(const Args &args) {
       rep = check_machine_file(machine, opt);
       rep.append(pm::lint_machine(machine, json, name));
       if (args.flag("kernels")) rep.append(pm::check_kernels(machine, name, opt));
-      if (args.has("against"))
-        rep.append(pm::compare_machine_samples(machine, args.get("against"), name));
+      if (args.has("against")) {
+        const std::string dir = args.get("against");
+        rep.append(pm::is_probe_dir(dir) ? pm::compare_machine_probes(machine, dir, name)
+                                         : pm::compare_machine_samples(machine, dir, name));
+      }
     }
     if (args.has("same-as"))
       rep.append(pm::same_as(model, pm::io::read_model(args.get("same-as"))));

@@ -21,7 +21,7 @@ const char *main_help =
     "                       another (--same-as) or with a framework's outputs\n"
     "                       (--against)\n"
     "  make WHAT            write the model file of a built-in layer or machine\n"
-    "  probe LAYER.json     write probe inputs for a framework without bindings\n"
+    "  probe MODEL.json     write probe inputs for a framework without bindings\n"
     "  eval MODEL.json      evaluate the reference semantics on .npy inputs\n"
     "  dot MODEL.json       write the span or machine as Graphviz DOT\n"
     "\n"
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
        pmach::run_eval},
       {"dot", pmach::dot_help, {"out"}, {"help"}, pmach::run_dot},
       {"make", pmach::make_help, {}, {"help"}, nullptr},
-      {"probe", pmach::probe_help, {"out", "seed"}, {"help"}, pmach::run_probe},
+      {"probe", pmach::probe_help, {"out", "seed", "cases"}, {"help"}, pmach::run_probe},
   };
   if (argc < 2) {
     std::cerr << "pmach: error: expected a command (check, eval, dot, make or probe), see pmach "

@@ -2,7 +2,8 @@
 // pmach make: the model file of a catalogue layer or seed machine, from its
 // hyper-parameters, so that a hand-written file can be compared with the
 // constructor's (`pmach check mine.json --same-as made.json`), and
-// pmach probe: the probe inputs of a layer for a framework without bindings.
+// pmach probe: the probe inputs of a layer or machine for a framework without
+// bindings.
 #include <iostream>
 #include <map>
 
@@ -10,7 +11,7 @@
 #include "pm/io/model_writer.hpp"
 #include "pm/io/torch_layout.hpp"
 #include "pm/layers.hpp"
-#include "pm/validate/probe.hpp"
+#include "pm/validate/machine_probe.hpp"
 
 namespace pmach {
 
@@ -33,6 +34,11 @@ inline const char *make_help =
     "  pool            --channels C --size n... --kernel k... [--stride s...]\n"
     "                  [--padding p...] [--padding-hi p...]   (average pooling)\n"
     "  time-conv       --length T --in C --out O --lag L\n"
+    "  graph           --nodes N --edges u v [u v ...] --in C --out O\n"
+    "                  [--norm sum|mean|symmetric] [--self-loops]\n"
+    "                  graph convolution over the edges u -> v; x (node, channel),\n"
+    "                  parameters (in channel, out channel); symmetric needs every\n"
+    "                  degree a perfect square (the file's weights are exact)\n"
     "  dense-machine   --dims d... --sigma NAME\n"
     "  conv-machine    --dims d... --sigma NAME --size n... --padding lo hi ...\n"
     "  recur-machine   --dims d... --sigma NAME --length T --lag L --timeblock B\n"
@@ -41,6 +47,7 @@ inline const char *make_help =
 
 inline const char *probe_help =
     "usage: pmach probe LAYER.json --out DIR [--seed S]\n"
+    "       pmach probe MACHINE.json --out DIR [--cases N] [--seed S]\n"
     "\n"
     "Writes the probe inputs of a layer to DIR: x.npy (batch, *source), w.npy\n"
     "(batch, *parameters; one parameter vector per sample), g.npy (batch, *target)\n"
@@ -52,6 +59,16 @@ inline const char *probe_help =
     "inputs) and prints its difference with the model's in multi-index coordinates.\n"
     "The number of samples is |P|·|X| + 17; above 2^24 values recovery refuses and\n"
     "says how to shrink the layer.\n"
+    "\n"
+    "Of a machine: w.npy (batch, *parameters), y0.npy, z0.npy, gy.npy, gz.npy\n"
+    "(batch, *space) and probe.json: N cases (default 10) of two samples with\n"
+    "small integers, and for sigma with rational values the |P|·|I| basis probes\n"
+    "w = e_p, y0 = 0, z0 = e_s. Per sample b, write the solution y[b], z[b] of the\n"
+    "machine at w[b], y0[b], z0[b] as y.npy, z.npy and optionally its backward pass\n"
+    "at gy[b], gz[b] as grad_y0.npy, grad_z0.npy and grad_w.npy (the gradient of\n"
+    "that one sample, (batch, *parameters)); `pmach check MACHINE.json --against\n"
+    "DIR` compares the passes with the reference and diffs the linear part\n"
+    "recovered from the basis probes with the model's cleaned span.\n"
     "\n"
     "Exit status: 0 written, 2 bad input or usage.\n";
 
@@ -95,13 +112,13 @@ inline MakeArgs parse_make(int argc, char **argv, int first,
                            const std::map<std::string, std::set<std::string>> &accepted) {
   MakeArgs a;
   pm::require(first < argc && std::string(argv[first]).rfind("--", 0) != 0,
-              "make: expected what to make (dense, conv, pool, time-conv, dense-machine, "
-              "conv-machine or recur-machine)");
+              "make: expected what to make (dense, conv, pool, time-conv, graph, "
+              "dense-machine, conv-machine or recur-machine)");
   a.what = argv[first];
   const auto known = accepted.find(a.what);
   pm::require(known != accepted.end(), "make: unknown constructor '", a.what,
-              "', expected dense, conv, pool, time-conv, dense-machine, conv-machine or "
-              "recur-machine");
+              "', expected dense, conv, pool, time-conv, graph, dense-machine, conv-machine "
+              "or recur-machine");
   std::string current;
   for (int i = first + 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -133,6 +150,31 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
     const pm::ConvSpec c = t.as_conv();
     return pm::io::layer_json("time conv", c.input_shape(), c.output_shape(), c.parameter_shape(),
                               true, pm::time_conv<Q>(t));
+  }
+  if (a.what == "graph") {
+    pm::GraphConvSpec g;
+    g.nodes = a.size("nodes");
+    const std::vector<Index> ends = a.sizes("edges", true, 0, 0);
+    pm::require(ends.size() % 2 == 0, "--edges: has ", ends.size(),
+                " values, expected pairs u v (an even number)");
+    for (std::size_t k = 0; k < ends.size(); k += 2) {
+      pm::require(ends[k] < g.nodes && ends[k + 1] < g.nodes, "--edges: edge ", k / 2, " is (",
+                  ends[k], ", ", ends[k + 1], "), expected node indices < ", g.nodes);
+      g.edges.emplace_back(ends[k], ends[k + 1]);
+    }
+    g.in_channels = a.size("in");
+    g.out_channels = a.size("out");
+    g.self_loops = a.has("self-loops");
+    const std::string norm = a.text("norm", "sum");
+    pm::require(norm == "sum" || norm == "mean" || norm == "symmetric", "--norm: is '", norm,
+                "', expected sum, mean or symmetric");
+    g.norm = norm == "sum"    ? pm::GraphNorm::sum
+             : norm == "mean" ? pm::GraphNorm::mean
+                              : pm::GraphNorm::symmetric;
+    return pm::io::layer_json("graph conv " + norm, pm::Shape({g.nodes, g.in_channels}),
+                              pm::Shape({g.nodes, g.out_channels}),
+                              pm::Shape({g.in_channels, g.out_channels}), true,
+                              pm::graph_conv<Q>(g));
   }
   const std::vector<Index> size = a.sizes("size", true);
   const std::size_t r = size.size();
@@ -197,11 +239,12 @@ inline int run_make(int argc, char **argv) {
       {"conv", conv_opts},
       {"pool", {"channels", "size", "kernel", "stride", "padding", "padding-hi"}},
       {"time-conv", {"length", "in", "out", "lag"}},
+      {"graph", {"nodes", "edges", "in", "out", "norm", "self-loops"}},
       {"dense-machine", {"dims", "sigma"}},
       {"conv-machine", {"dims", "sigma", "size", "padding"}},
       {"recur-machine", {"dims", "sigma", "length", "lag", "timeblock"}}};
   const MakeArgs a = parse_make(argc, argv, 2, accepted);
-  for (const char *flag : {"bias", "transpose"})
+  for (const char *flag : {"bias", "transpose", "self-loops"})
     pm::require(!a.has(flag) || a.options.at(flag).empty(), "option --", flag, " takes no value");
   const bool machine = a.what.find("machine") != std::string::npos;
   const pm::io::Json j = machine ? make_machine_json(a) : make_layer_json(a);
@@ -217,20 +260,29 @@ inline int run_make(int argc, char **argv) {
 }
 
 inline int run_probe(const Args &args) {
-  pm::require(args.positional.size() == 1, "probe: expected one LAYER.json, found ",
+  pm::require(args.positional.size() == 1, "probe: expected one MODEL.json, found ",
               args.positional.size(), " arguments");
   pm::require(args.has("out"), "probe: expected --out DIR");
   const auto model = pm::io::read_model(args.positional[0]);
+  const std::uint64_t seed = args.number("seed", 1, ~0ull);
   const auto *layer = std::get_if<pm::io::LayerDescription>(&model);
-  pm::require(layer != nullptr, args.positional[0],
-              ": field 'kind': expected \"layer\" (probes of machines: compare their samples "
-              "with --against)");
-  pm::require(!layer->bias, args.positional[0],
-              ": probes are written for layers without a bias; probe the layer without its "
-              "'bias' field");
-  const std::size_t n = pm::write_probes(*layer, args.get("out"), args.number("seed", 1, ~0ull));
-  std::cout << "wrote " << n << " probe samples to " << args.get("out")
-            << ": x.npy, w.npy, g.npy, probe.json\n";
+  pm::require(layer == nullptr || !args.has("cases"),
+              "probe: --cases is for machines (a layer's probes are fixed by its sizes)");
+  std::size_t n = 0;
+  if (layer) {
+    pm::require(!layer->bias, args.positional[0],
+                ": probes are written for layers without a bias; probe the layer without its "
+                "'bias' field");
+    n = pm::write_probes(*layer, args.get("out"), seed);
+  } else {
+    const std::size_t cases = args.number("cases", 10, pm::io::max_cases);
+    pm::require(cases > 0, "--cases: is 0, expected at least 1");
+    n = pm::write_machine_probes(std::get<pm::io::MachineDescription>(model), args.get("out"),
+                                 cases, seed);
+  }
+  std::cout << "wrote " << n << " probe samples to " << args.get("out") << ": "
+            << (layer ? "x.npy, w.npy, g.npy" : "w.npy, y0.npy, z0.npy, gy.npy, gz.npy")
+            << ", probe.json\n";
   return 0;
 }
 

@@ -73,6 +73,49 @@ TEST_CASE("pmach make: the constructor's file equals the hand-written intended o
   pm_test::expect_input_error(pmach("make cnov"), "unknown constructor 'cnov'");
 }
 
+TEST_CASE("pmach make graph: the graph convolution of an edge list, normalised") {
+  // 5 nodes; with self loops node 1 has in-degree 2 (0 -> 1 and its loop),
+  // node 3 in-degree 2 (1 -> 3 and its loop).
+  const std::string graph = "make graph --nodes 5 --edges 0 1 1 2 2 0 3 4 1 3 --in 2 --out 3 "
+                            "--self-loops --norm mean";
+  const std::string file = made(graph, "graph.json");
+  const pm::io::Json j = pm::io::read_json(file);
+  CHECK(j["source"]["shape"] == pm::io::Json::array({5, 2}));
+  CHECK(j["target"]["shape"] == pm::io::Json::array({5, 3}));
+  CHECK(j["parameters"]["shape"] == pm::io::Json::array({2, 3}));
+  const auto &edges = j["edges"]["list"];
+  CHECK(edges.size() == 10 * 2 * 3); // (5 edges + 5 loops) × c_in × c_out
+  CHECK(pmach("check " + file + " --cases 2").code == 0);
+  // The same graph with its edges in another order is the same layer; with
+  // the edge 1 -> 3 missing it is not, and node 3's coefficients say so
+  // (mean: 1/2 with the edge, 1 without).
+  const Run same =
+      pmach("check " + file + " --cases 2 --same-as " +
+            made("make graph --nodes 5 --edges 1 3 3 4 2 0 1 2 0 1 --in 2 --out 3 --self-loops "
+                 "--norm mean",
+                 "graph_permuted.json"));
+  CHECK(same.code == 0);
+  const Run missing = pmach(
+      "check " + file + " --cases 2 --same-as " +
+      made("make graph --nodes 5 --edges 0 1 1 2 2 0 3 4 --in 2 --out 3 --self-loops --norm mean",
+           "graph_missing.json"));
+  INFO(missing.out);
+  CHECK(missing.code == 1);
+  CHECK(missing.out.find("target (3, 0) <- source (1, 0) via parameter (0, 0): intended 1/2, "
+                         "implemented 0") != std::string::npos);
+  CHECK(missing.out.find("target (3, 0) <- source (3, 0) via parameter (0, 0): intended 1/2, "
+                         "implemented 1") != std::string::npos);
+  // Symmetric normalisation needs perfect-square degrees to be exact.
+  CHECK(made("make graph --nodes 2 --edges 0 1 --in 1 --out 1 --norm symmetric", "sym.json") != "");
+  pm_test::expect_input_error(
+      pmach("make graph --nodes 5 --edges 0 1 1 2 --in 1 --out 1 --self-loops --norm symmetric"),
+      "has degree 2, expected a perfect square");
+  pm_test::expect_input_error(pmach("make graph --nodes 2 --edges 0 1 1 --in 1 --out 1"),
+                              "expected pairs u v");
+  pm_test::expect_input_error(pmach("make graph --nodes 2 --edges 0 2 --in 1 --out 1"),
+                              "edge 0 is (0, 2), expected node indices < 2");
+}
+
 TEST_CASE("pmach make conv --layout torch: channel first, parameters (out, in/groups, kernel)") {
   const std::string file = made(make_intended + " --layout torch", "torch.json");
   const pm::io::Json j = pm::io::read_json(file);

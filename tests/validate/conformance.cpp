@@ -208,23 +208,26 @@ TEST_CASE("CONF-SPAN-DIFF: differences in multi-index coordinates, the first N a
 namespace {
 
 // A machine implementation: the reference solver of a machine (possibly a
-// different one than specified) behind the MachineImplementation interface.
-struct HandMachine {
-  using scalar_type = Rational;
-  pm::GradedSpanMachine<Rational> m;
+// different one than specified) behind the MachineImplementation interface;
+// `forget_batch_sum` keeps only the last sample's weight gradient, and
+// `nudge` scales every y of the floating forward pass by 1 + nudge of the floating forward pass.
+template <class S> struct HandMachineOf {
+  using scalar_type = S;
+  pm::GradedSpanMachine<S> m;
   bool forget_batch_sum = false;
+  double nudge = 0;
 
-  std::pair<pm::Batch<Rational>, pm::Batch<Rational>> forward(const pm::Function<Rational> &w,
-                                                              const pm::Batch<Rational> &y0,
-                                                              const pm::Batch<Rational> &z0) const {
+  std::pair<pm::Batch<S>, pm::Batch<S>> forward(const pm::Function<S> &w, const pm::Batch<S> &y0,
+                                                const pm::Batch<S> &z0) const {
     auto x = pm::forward(m, w, y0, z0);
+    for (S &v : x.y.data) v *= S(1 + nudge);
     return {x.y, x.z};
   }
-  pm::Gradients<Rational> backward(const pm::Function<Rational> &w, const pm::Batch<Rational> &y0,
-                                   const pm::Batch<Rational> &z0, const pm::Batch<Rational> &gy,
-                                   const pm::Batch<Rational> &gz) const {
+  pm::Gradients<S> backward(const pm::Function<S> &w, const pm::Batch<S> &y0,
+                            const pm::Batch<S> &z0, const pm::Batch<S> &gy,
+                            const pm::Batch<S> &gz) const {
     const auto x = pm::forward(m, w, y0, z0);
-    pm::Gradients<Rational> g = pm::backward(m, w, x, gy, gz);
+    pm::Gradients<S> g = pm::backward(m, w, x, gy, gz);
     if (forget_batch_sum) { // only the last sample's weight gradient
       const Index b = y0.cols - 1;
       g.w = pm::clean(m.span(), m.grading(),
@@ -233,6 +236,7 @@ struct HandMachine {
     return g;
   }
 };
+using HandMachine = HandMachineOf<Rational>;
 
 pm::io::MachineDescription dense_machine_spec(std::vector<Index> grades) {
   pm::io::MachineDescription d;
@@ -260,6 +264,11 @@ HandMachine hand(const pm::io::MachineDescription &d, bool forget = false) {
   return {pm::io::make_machine<Rational>(d), forget};
 }
 
+// The machine laws on the implementation and its conformance, row by row.
+const char *const machine_rows[] = {
+    "MACH-CAUSALITY",       "MACH-EQUATION",         "MACH-BACKWARD", "MACH-PARAM-GRADIENT",
+    "CONF-MACHINE forward", "CONF-MACHINE backward", "CONF-RECOVER",  "CONF-SPAN-DIFF"};
+
 } // namespace
 
 TEST_CASE("CONF-MACHINE: a correct machine implementation passes forward and backward") {
@@ -270,6 +279,12 @@ TEST_CASE("CONF-MACHINE: a correct machine implementation passes forward and bac
   CHECK(result(rep, "CONF-MACHINE forward").status == Status::passed);
   CHECK(result(rep, "CONF-MACHINE backward").status == Status::passed);
   CHECK(result(rep, "CONF-MACHINE backward").cases == 10);
+  for (const char *law : machine_rows) {
+    INFO(law);
+    CHECK(result(rep, law).status == Status::passed);
+    CHECK(result(rep, law).cases > 0);
+  }
+  CHECK(result(rep, "CONF-RECOVER").detail.find("16 calls of forward") != std::string::npos);
 }
 
 TEST_CASE("CONF-MACHINE mutant: a level typo that zeroes weights is caught, linear part diffed") {
@@ -278,10 +293,12 @@ TEST_CASE("CONF-MACHINE mutant: a level typo that zeroes weights is caught, line
   // points 0 and 1 into point 2 no longer raise the grade and are cleaned away.
   const auto typo = dense_machine_spec({1, 1, 1, 3});
   const pm::Report rep = pm::check_machine(spec, hand(typo), {10, 5});
-  const pm::LawResult &r = result(rep, "CONF-MACHINE forward");
-  INFO(r.detail);
+  INFO(pm::to_text(rep));
+  CHECK(result(rep, "CONF-MACHINE forward").status == Status::failed);
+  CHECK(result(rep, "CONF-RECOVER").status == Status::passed);
+  CHECK(result(rep, "CONF-RECOVER").detail.find("16 calls of forward") != std::string::npos);
+  const pm::LawResult &r = result(rep, "CONF-SPAN-DIFF");
   CHECK(r.status == Status::failed);
-  CHECK(r.detail.find("linear part recovered in 16 calls") != std::string::npos);
   CHECK(r.detail.find("2 of ") != std::string::npos);
   CHECK(r.detail.find("target (2) <- source (0) via parameter (2, 0): intended 1, implemented 0") !=
         std::string::npos);
@@ -295,4 +312,106 @@ TEST_CASE("CONF-MACHINE mutant: a backward that forgets the batch sum is caught"
   CHECK(result(rep, "CONF-MACHINE forward").status == Status::passed);
   CHECK(r.status == Status::failed);
   CHECK(r.detail.find("grad w at point") != std::string::npos);
+}
+
+TEST_CASE("CONF-MACHINE: a machine without backward has its backward rows not applicable") {
+  struct ForwardOnly {
+    using scalar_type = Rational;
+    HandMachine h;
+    auto forward(const pm::Function<Rational> &w, const pm::Batch<Rational> &y0,
+                 const pm::Batch<Rational> &z0) const {
+      return h.forward(w, y0, z0);
+    }
+  };
+  const auto spec = dense_machine_spec({1, 1, 2, 3});
+  const pm::Report rep = pm::check_machine(spec, ForwardOnly{hand(spec)}, {5, 5});
+  CHECK(rep.passed());
+  for (const char *law : {"MACH-BACKWARD", "MACH-PARAM-GRADIENT", "CONF-MACHINE backward"})
+    CHECK(result(rep, law).status == Status::not_applicable);
+  CHECK(result(rep, "MACH-EQUATION").status == Status::passed);
+}
+
+namespace {
+
+pm::io::MachineDescription with_sigma(pm::io::MachineDescription d, const char *sigma) {
+  d.sigma.name = sigma;
+  return d;
+}
+
+HandMachineOf<double> hand_double(const pm::io::MachineDescription &d, double nudge = 0) {
+  return {pm::io::make_machine<double>(d), false, nudge};
+}
+
+} // namespace
+
+TEST_CASE("CONF-MACHINE: double, tanh, compared within the derived bound") {
+  const auto spec = with_sigma(dense_machine_spec({1, 1, 2, 3}), "tanh");
+  // The reference in double: equal to itself, so within any bound.
+  const pm::Report ok = pm::check_machine(spec, hand_double(spec), {10, 5});
+  INFO(pm::to_text(ok));
+  CHECK(ok.passed());
+  CHECK(result(ok, "CONF-MACHINE forward").detail.find("derived bound") != std::string::npos);
+  CHECK(result(ok, "CONF-RECOVER").status == Status::not_applicable);
+  // One more rounding of every y (a relative error of 2^-52, two ulps at
+  // most): inside the bound, which allows several ulps per level.
+  const pm::Report rounding = pm::check_machine(spec, hand_double(spec, 0x1p-52), {10, 5});
+  INFO(pm::to_text(rounding));
+  CHECK(result(rounding, "CONF-MACHINE forward").status == Status::passed);
+  // A relative error of 10^-6: far outside it.
+  const pm::Report off = pm::check_machine(spec, hand_double(spec, 1e-6), {10, 5});
+  const pm::LawResult &r = result(off, "CONF-MACHINE forward");
+  INFO(r.detail);
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("> bound") != std::string::npos);
+}
+
+TEST_CASE("CONF-MACHINE: double, relu, exact on small integers; a level typo is diffed") {
+  const auto spec = dense_machine_spec({1, 1, 2, 3});
+  const pm::Report ok = pm::check_machine(spec, hand_double(spec), {10, 5});
+  INFO(pm::to_text(ok));
+  CHECK(ok.passed());
+  CHECK(result(ok, "CONF-RECOVER").detail.find("exact") != std::string::npos);
+  // One rounding away from the exact integer is a difference: == applies.
+  const pm::Report rounding = pm::check_machine(spec, hand_double(spec, 0x1p-40), {10, 5});
+  CHECK(result(rounding, "CONF-MACHINE forward").status == Status::failed);
+  const auto typo = dense_machine_spec({1, 1, 1, 3});
+  const pm::Report bad = pm::check_machine(spec, hand_double(typo), {10, 5});
+  CHECK(result(bad, "CONF-SPAN-DIFF")
+            .detail.find(
+                "target (2) <- source (0) via parameter (2, 0): intended 1, implemented 0") !=
+        std::string::npos);
+}
+
+TEST_CASE("CONF-MACHINE: where the derived bound is not finite the rows are too weak") {
+  // An implementation in a format with unit roundoff 2^-2: γ_n ≥ 1 for the
+  // machine's rounding chains, so its bound allows anything and decides
+  // nothing.
+  struct Coarse : HandMachineOf<double> {
+    double unit_roundoff() const { return 0x1p-2; }
+  };
+  const auto spec = with_sigma(dense_machine_spec({1, 1, 2, 3}), "tanh");
+  const pm::Report rep = pm::check_machine(spec, Coarse{hand_double(spec)}, {5, 5});
+  INFO(pm::to_text(rep));
+  CHECK(!rep.passed());
+  CHECK(result(rep, "CONF-MACHINE forward").status == Status::too_weak);
+  CHECK(result(rep, "CONF-MACHINE forward").detail.find("not finite") != std::string::npos);
+}
+
+TEST_CASE("CONF-MACHINE: outputs of the wrong shape fail before any bound reads them") {
+  struct OneColumn : HandMachineOf<double> {
+    std::pair<pm::Batch<double>, pm::Batch<double>> forward(const pm::Function<double> &w,
+                                                            const pm::Batch<double> &y0,
+                                                            const pm::Batch<double> &z0) const {
+      auto [y, z] = HandMachineOf<double>::forward(w, y0, z0);
+      z = pm::Batch<double>::from_columns(z.rows, {z.column(0)});
+      return {y, z};
+    }
+  };
+  const auto spec = with_sigma(dense_machine_spec({1, 1, 2, 3}), "tanh");
+  const pm::Report rep =
+      pm::check_machine(spec, OneColumn{hand_double(spec)}, {3, 5}, "impl", false);
+  const pm::LawResult &r = result(rep, "CONF-MACHINE forward");
+  INFO(r.detail);
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("z is 4 × 1, expected 4 × 2") != std::string::npos);
 }

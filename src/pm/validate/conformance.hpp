@@ -17,6 +17,8 @@
 #include "pm/machine.hpp"
 #include "pm/numeric/uniform.hpp"
 #include "pm/validate/layer_laws.hpp"
+#include "pm/validate/machine_laws.hpp"
+#include "pm/validate/machine_samples.hpp"
 #include "pm/validate/span_diff.hpp"
 
 namespace pm {
@@ -247,27 +249,32 @@ inline constexpr Index max_machine_recovery = 512; // |I| for the exact solve
 // The linear part c(t, s, p) of a machine implementation: at w = e_p,
 // y₀ = 0 and z₀ = e_s for every s, the machine equation gives Y = L_{e_p} Z
 // with Z the returned z's, so L_{e_p} = Y Z⁻¹ (Z is unit triangular in the
-// grade order for any σ, when the implementation is a machine of finite
-// depth).
+// grade order for any σ with σ(0) = 0, when the implementation is a machine
+// of finite depth). |P| calls of forward, each on a batch of |I| samples.
+// Exact over ℚ for an exact implementation, and for a floating one whose
+// outputs are exact (σ with rational values on these integer inputs, while
+// the integer bound of docs/tolerances.md holds).
 template <MachineImplementation M>
-std::optional<ParametricSpan<Rational>> recover_linear_part(const M &impl, Index n, Index np,
-                                                            std::size_t &calls, std::string &why) {
+Recovery<typename M::scalar_type> recover_linear_part(const M &impl, Index n, Index np) {
   using S = typename M::scalar_type;
+  Recovery<S> r;
+  r.via = "forward";
   if (n > max_machine_recovery || n * n * np > (Index{1} << 24)) {
-    why = "the linear part was not recovered: " + std::to_string(np) + " parameters on " +
-          std::to_string(n) + " points is above the bound (|I| ≤ " +
-          std::to_string(max_machine_recovery) + ", |I|²|P| ≤ 2^24); shrink the machine";
-    return std::nullopt;
+    r.detail = "the linear part was not recovered: " + std::to_string(np) + " parameters on " +
+               std::to_string(n) + " points is above the bound (|I| ≤ " +
+               std::to_string(max_machine_recovery) + ", |I|²|P| ≤ 2^24); shrink the machine";
+    return r;
   }
+  r.status = RecoveryStatus::not_bilinear;
   CoefficientMap c;
   Batch<S> y0(n, n), z0(n, n);
   for (Index i = 0; i < n; ++i) z0(i, i) = S(1);
   for (Index p = 0; p < np; ++p) {
     const auto [y, z] = impl.forward(basis<S>(np, p), y0, z0);
-    ++calls;
+    ++r.calls;
     if (y.rows != n || y.cols != n || z.rows != n || z.cols != n) {
-      why = "the linear part was not recovered: forward returned batches of the wrong shape";
-      return std::nullopt;
+      r.detail = "forward returned batches of the wrong shape on the basis probes";
+      return r;
     }
     Batch<Rational> Y(n, n), Z(n, n);
     for (Index k = 0; k < n * n; ++k) {
@@ -276,15 +283,17 @@ std::optional<ParametricSpan<Rational>> recover_linear_part(const M &impl, Index
     }
     const auto L = solve_right(Z, Y);
     if (!L) {
-      why = "the linear part was not recovered: the returned z of the basis probes are linearly "
-            "dependent (not a machine of finite depth?)";
-      return std::nullopt;
+      r.detail = "the returned z of the basis probes at parameter " + std::to_string(p) +
+                 " are linearly dependent (not a machine of finite depth?)";
+      return r;
     }
     for (Index s = 0; s < n; ++s)
       for (Index t = 0; t < n; ++t)
         if ((*L)(t, s) != 0) c[{t, s, p}] = (*L)(t, s);
   }
-  return span_of(c, n, n, np);
+  r.status = RecoveryStatus::recovered;
+  r.span = span_of(c, n, n, np);
+  return r;
 }
 
 template <class S> Batch<S> random_batch(std::mt19937_64 &rng, Index rows, Index cols, int range) {
@@ -294,12 +303,18 @@ template <class S> Batch<S> random_batch(std::mt19937_64 &rng, Index rows, Index
   return b;
 }
 
+// "" when `b` is rows × cols, else what it is.
+template <class S>
+std::string wrong_shape(const Batch<S> &b, Index rows, Index cols, const std::string &what) {
+  if (b.rows == rows && b.cols == cols) return "";
+  return what + " is " + std::to_string(b.rows) + " × " + std::to_string(b.cols) + ", expected " +
+         std::to_string(rows) + " × " + std::to_string(cols);
+}
+
 template <class S>
 std::string first_difference(const Batch<S> &theirs, const Batch<Rational> &ref,
                              const std::string &what) {
-  if (theirs.rows != ref.rows || theirs.cols != ref.cols)
-    return what + " is " + std::to_string(theirs.rows) + " × " + std::to_string(theirs.cols) +
-           ", expected " + std::to_string(ref.rows) + " × " + std::to_string(ref.cols);
+  if (auto bad = wrong_shape(theirs, ref.rows, ref.cols, what); !bad.empty()) return bad;
   for (Index k = 0; k < ref.data.size(); ++k) {
     const Rational t = to_rational(theirs.data[k]);
     if (t != ref.data[k]) {
@@ -345,32 +360,157 @@ void add_difference(Counterexample &c, const std::string &name, const Batch<S> &
   c.tensors.push_back(batch_tensor(name + " − reference", d, space, true));
 }
 
+// The unit roundoff of an implementation's outputs: its own, when it says
+// (samples read from float32 files), else its scalar's.
+template <class M> double implementation_roundoff(const M &impl) {
+  using S = typename M::scalar_type;
+  if constexpr (requires { impl.unit_roundoff(); })
+    return impl.unit_roundoff();
+  else if constexpr (is_exact<S>)
+    return 0;
+  else
+    return std::numeric_limits<S>::epsilon() / 2;
+}
+
+// The largest magnitude of any partial sum of the forward and backward
+// passes on one case, for σ = identity or relu (|σ(y)| ≤ |y|, σ' ∈ {0, 1}):
+// the absolute machine on absolute inputs, and its dual. Below 1/u every
+// value of a floating computation on these integer inputs is exact
+// (docs/tolerances.md, "Integer probes").
+template <class S> Batch<S> abs_batch(Batch<S> b) {
+  for (S &x : b.data) x = magnitude(x);
+  return b;
+}
+
+inline double integer_magnitude(const GradedSpanMachine<double> &m, const Function<double> &w,
+                                const Batch<double> &y0, const Batch<double> &z0,
+                                const Batch<double> &gy, const Batch<double> &gz) {
+  const ParametricSpan<double> abs_span{
+      Span<double>{m.span().span.s, m.span().span.t, magnitude(m.span().span.mu)}, m.span().pi};
+  const GradedSpanMachine<double> a(m.grading(), abs_span, Sigma<double>::identity());
+  const Function<double> aw = magnitude(w);
+  const MachineState<double> x = forward(a, aw, abs_batch(y0), abs_batch(z0));
+  const Gradients<double> g = backward(a, aw, x, abs_batch(gy), abs_batch(gz));
+  double most = 0;
+  for (const auto *v : {&x.y.data, &x.z.data, &g.y0.data, &g.z0.data, &g.w})
+    for (double e : *v) most = std::max(most, e);
+  return most;
+}
+
+template <class S> Batch<Rational> to_rational_batch(const Batch<S> &b) {
+  Batch<Rational> q(b.rows, b.cols);
+  for (Index k = 0; k < b.data.size(); ++k) q.data[k] = to_rational(b.data[k]);
+  return q;
+}
+
+template <class S> Batch<double> to_double_batch(const Batch<S> &b) {
+  Batch<double> d(b.rows, b.cols);
+  for (Index k = 0; k < b.data.size(); ++k) d.data[k] = to_double(b.data[k]);
+  return d;
+}
+
+// The first element of `theirs` outside reference ± bound, or "";
+// `infinite` is set when a bound is not finite (nothing is decided).
+template <class S>
+std::string first_out_of_bound(const Batch<S> &theirs, const Batch<double> &ref,
+                               const Batch<double> &bound, const std::string &what,
+                               bool &infinite) {
+  if (auto bad = wrong_shape(theirs, ref.rows, ref.cols, what); !bad.empty()) return bad;
+  for (Index k = 0; k < ref.data.size(); ++k) {
+    // A bound that is not finite (∞, or ∞ · 0 in its propagation) decides
+    // nothing.
+    if (!std::isfinite(bound.data[k])) {
+      infinite = true;
+      continue;
+    }
+    const double err = std::abs(to_double(theirs.data[k]) - ref.data[k]);
+    if (!(err <= bound.data[k]))
+      return what + " at point " + std::to_string(k % ref.rows) + " of sample " +
+             std::to_string(k / ref.rows) + ": theirs " + show(to_double(theirs.data[k])) +
+             ", reference " + show(ref.data[k]) + ", error " + show(err) + " > bound " +
+             show(bound.data[k]);
+  }
+  return "";
+}
+
+// The machine laws on the implementation itself, with the structure
+// (grading, span, σ) of the specification: MACH-CAUSALITY, MACH-EQUATION,
+// MACH-BACKWARD and MACH-PARAM-GRADIENT (machine_laws.hpp).
+template <MachineImplementation M>
+Report machine_laws_of(const io::MachineDescription &spec, const M &impl,
+                       const ValidateOptions &opt, const std::string &subject) {
+  using S = typename M::scalar_type;
+  const GradedSpanMachine<S> m = io::make_machine<S>(spec);
+  // validate_machine hands its backward the state of the forward call just
+  // before it; the implementation's backward takes that call's inputs.
+  struct Call {
+    Function<S> w;
+    Batch<S> y0, z0;
+  } last;
+  auto fwd = [&](const Function<S> &w, const Batch<S> &y0, const Batch<S> &z0) {
+    last = {w, y0, z0};
+    auto [y, z] = impl.forward(w, y0, z0);
+    return MachineState<S>{std::move(y), std::move(z)};
+  };
+  if constexpr (HasMachineBackward<M>)
+    return validate_machine(
+        m, fwd,
+        [&](const Function<S> &, const MachineState<S> &, const Batch<S> &gy, const Batch<S> &gz) {
+          return Gradients<S>(impl.backward(last.w, last.y0, last.z0, gy, gz));
+        },
+        subject, opt);
+  else
+    return validate_machine(m, fwd, nullptr, subject, opt);
+}
+
 } // namespace validation
 
 // The implementation against the reference machine of `spec` on opt.cases
-// generated cases of two samples each, exactly over the rationals (σ must
-// have rational values; a floating implementation is fed small integers and
-// its outputs compared with ==, which holds while every partial sum stays
-// below 2^53). On a forward disagreement the linear part is recovered and
-// diffed.
+// generated cases of two samples each, with small integer inputs, weights
+// and cotangents:
+//  - the machine laws on the implementation (validation::machine_laws_of);
+//  - CONF-MACHINE forward and backward: its outputs against the reference's,
+//    exactly (==) where exactness is guaranteed — an exact implementation
+//    and σ with rational values, or a floating one with σ = identity or relu
+//    while every partial sum stays below 1/u (integer_magnitude) — and
+//    otherwise within the derived bound of the machine samples
+//    (MachineBound, docs/tolerances.md "Validator"): "too weak" where that
+//    bound is not finite, not applicable for a σ without one;
+//  - CONF-RECOVER and CONF-SPAN-DIFF: its linear part recovered from basis
+//    probes (σ with rational values; of a floating implementation, σ =
+//    identity or relu) and diffed with the specification's
+//    cleaned span, so that a level typo that zeroes weights is named by its
+//    coefficients.
+// `laws = false` leaves out the first group (probe samples hold no cases
+// of the laws).
 template <MachineImplementation M>
 Report check_machine(const io::MachineDescription &spec, const M &implementation,
-                     const ValidateOptions &opt, const std::string &subject = "implementation") {
+                     const ValidateOptions &opt, const std::string &subject = "implementation",
+                     bool laws = true) {
   using namespace validation;
   using S = typename M::scalar_type;
   Report rep;
   require(opt.cases > 0, "check_machine: cases is 0, expected at least one case");
-  if (!io::is_rational_sigma(spec.sigma)) {
+  const bool rational = io::is_rational_sigma(spec.sigma);
+  if (is_exact<S> && !rational) {
     const std::string why = "sigma " + spec.sigma.name +
-                            " has no exact rational values: compare samples with --against";
-    rep.results.push_back(
-        row("CONF-MACHINE forward", subject, Status::not_applicable, 0, opt.seed, why));
-    rep.results.push_back(
-        row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed, why));
+                            " has no exact rational values: an exact implementation of it "
+                            "cannot be compared";
+    for (const char *law : {"CONF-MACHINE forward", "CONF-MACHINE backward", "CONF-RECOVER"})
+      rep.results.push_back(row(law, subject, Status::not_applicable, 0, opt.seed, why));
     return rep;
   }
-  const GradedSpanMachine<Rational> ref = io::make_machine<Rational>(spec);
-  const Index n = ref.size(), np = ref.parameters();
+  if (laws) rep = machine_laws_of(spec, implementation, opt, subject);
+  const GradedSpanMachine<double> md = io::make_machine<double>(spec);
+  const std::optional<GradedSpanMachine<Rational>> mq =
+      rational ? std::optional(io::make_machine<Rational>(spec)) : std::nullopt;
+  const MachineBound bound(spec, md);
+  const double u = implementation_roundoff(implementation);
+  const bool integer_sigma = spec.sigma.name == "identity" || spec.sigma.name == "relu";
+  // A floating implementation's outputs on the basis probes are exact
+  // integers only for σ = identity or relu.
+  const bool recoverable = rational && (is_exact<S> || integer_sigma);
+  const Index n = md.size(), np = md.parameters();
   std::mt19937_64 rng(opt.seed ^ fnv1a("CONF-MACHINE"));
   auto to_s = [](const Batch<Rational> &b) {
     Batch<S> s(b.rows, b.cols);
@@ -382,7 +522,8 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     }
     return s;
   };
-  std::string fwd_fail, bwd_fail;
+  std::string fwd_fail, bwd_fail, not_exact;
+  bool fwd_weak = false, bwd_weak = false, fwd_na = false, bwd_na = false;
   Counterexample fwd_case, bwd_case; // the failing case and the differences
   const SpaceShapes shapes = shapes_of(spec, n, np);
   const Shape &space = shapes.source, &params = shapes.parameters;
@@ -391,94 +532,146 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     const Batch<Rational> wb = random_batch<Rational>(rng, np, 1, 3);
     const Function<Rational> w = wb.column(0);
     const Batch<Rational> y0 = random_batch<Rational>(rng, n, 2, 3),
-                          z0 = random_batch<Rational>(rng, n, 2, 3);
-    const MachineState<Rational> x = forward(ref, w, y0, z0);
+                          z0 = random_batch<Rational>(rng, n, 2, 3),
+                          gy = random_batch<Rational>(rng, n, 2, 3),
+                          gz = random_batch<Rational>(rng, n, 2, 3);
+    const Function<double> wd = to_double_batch(wb).column(0);
+    const Batch<double> y0d = to_double_batch(y0), z0d = to_double_batch(z0),
+                        gyd = to_double_batch(gy), gzd = to_double_batch(gz);
+    const bool exact =
+        is_exact<S> || (integer_sigma && integer_magnitude(md, wd, y0d, z0d, gyd, gzd) * u <= 1);
+    if (!exact && not_exact.empty())
+      not_exact = is_exact<S> || integer_sigma
+                      ? "partial sums above 1/u: compared within the derived bound"
+                      : "sigma " + spec.sigma.name + " is compared within the derived bound";
+    std::ostringstream where;
+    where << "case " << k << " (seed " << opt.seed << "): ";
     const Function<S> ws = to_s(wb).column(0);
     const auto [y, z] = implementation.forward(ws, to_s(y0), to_s(z0));
     ++fwd_cases;
-    std::ostringstream where;
-    where << "case " << k << " (seed " << opt.seed << "): ";
-    fwd_fail = first_difference(y, x.y, "y");
-    if (fwd_fail.empty()) fwd_fail = first_difference(z, x.z, "z");
     auto inputs = [&](Counterexample &c) {
       c.scalars = {{"case", std::to_string(k)}};
       c.tensors = {parameter_tensor("w", w, params), batch_tensor("y0", y0, space),
                    batch_tensor("z0", z0, space)};
     };
+    MachineState<double> xd, e;
+    MachineState<Rational> x; // the reference, exact or rounded
+    if (exact) {
+      x = forward(*mq, w, y0, z0);
+      fwd_fail = first_difference(y, x.y, "y");
+      if (fwd_fail.empty()) fwd_fail = first_difference(z, x.z, "z");
+    } else if (!bound.has_forward()) {
+      fwd_na = true;
+      break;
+    } else {
+      // Shapes first: the bound reads their z.
+      fwd_fail = wrong_shape(y, n, 2, "y");
+      if (fwd_fail.empty()) fwd_fail = wrong_shape(z, n, 2, "z");
+      if (fwd_fail.empty()) {
+        xd = forward(md, wd, y0d, z0d);
+        x = {to_rational_batch(xd.y), to_rational_batch(xd.z)};
+        e = bound.forward_error(wd, y0d, z0d, xd, to_double_batch(z), u);
+        fwd_fail = first_out_of_bound(y, xd.y, e.y, "y", fwd_weak);
+        if (fwd_fail.empty()) fwd_fail = first_out_of_bound(z, xd.z, e.z, "z", fwd_weak);
+      }
+    }
     if (!fwd_fail.empty()) {
-      fwd_fail = where.str() + fwd_fail;
+      fwd_fail = where.str() + fwd_fail + (recoverable ? "; its linear part: CONF-SPAN-DIFF" : "");
       inputs(fwd_case);
       add_difference(fwd_case, "y", y, x.y, space);
       add_difference(fwd_case, "z", z, x.z, space);
       break;
     }
     if constexpr (HasMachineBackward<M>) {
-      const Batch<Rational> gy = random_batch<Rational>(rng, n, 2, 3),
-                            gz = random_batch<Rational>(rng, n, 2, 3);
-      const Gradients<Rational> g = backward(ref, w, x, gy, gz);
       const Gradients<S> theirs =
           implementation.backward(ws, to_s(y0), to_s(z0), to_s(gy), to_s(gz));
+      const auto theirs_w = Batch<S>::from_columns(theirs.w.size(), {theirs.w});
       ++bwd_cases;
-      bwd_fail = first_difference(theirs.y0, g.y0, "grad y0");
-      if (bwd_fail.empty()) bwd_fail = first_difference(theirs.z0, g.z0, "grad z0");
-      if (bwd_fail.empty())
-        bwd_fail = first_difference(Batch<S>::from_columns(theirs.w.size(), {theirs.w}),
-                                    Batch<Rational>::from_columns(g.w.size(), {g.w}), "grad w");
+      std::optional<Gradients<Rational>> ref; // the reference, exact or rounded
+      if (exact) {
+        const Gradients<Rational> g = backward(*mq, w, x, gy, gz);
+        ref = g;
+        bwd_fail = first_difference(theirs.y0, g.y0, "grad y0");
+        if (bwd_fail.empty()) bwd_fail = first_difference(theirs.z0, g.z0, "grad z0");
+        if (bwd_fail.empty())
+          bwd_fail = first_difference(theirs_w, Batch<Rational>::from_columns(g.w.size(), {g.w}),
+                                      "grad w");
+      } else if (!bound.has_backward()) {
+        bwd_na = true;
+      } else {
+        for (const auto &[b, rows, cols, what] : {std::tuple{&theirs.y0, n, Index{2}, "grad y0"},
+                                                  std::tuple{&theirs.z0, n, Index{2}, "grad z0"},
+                                                  std::tuple{&theirs_w, np, Index{1}, "grad w"}})
+          if (bwd_fail.empty()) bwd_fail = wrong_shape(*b, rows, cols, what);
+        if (bwd_fail.empty()) {
+          const Gradients<double> g = backward(md, wd, xd, gyd, gzd);
+          Function<Rational> gw(g.w.size());
+          for (Index q = 0; q < gw.size(); ++q) gw[q] = to_rational(g.w[q]);
+          ref = Gradients<Rational>{to_rational_batch(g.y0), to_rational_batch(g.z0), gw, {}};
+          const Batch<double> yb = to_double_batch(theirs.y0), zb = to_double_batch(theirs.z0);
+          const MachineState<double> eb = bound.backward_error(wd, xd, e, gyd, gzd, g, yb, zb, u);
+          bwd_fail = first_out_of_bound(theirs.y0, g.y0, eb.z, "grad y0", bwd_weak);
+          if (bwd_fail.empty())
+            bwd_fail = first_out_of_bound(theirs.z0, g.z0, eb.y, "grad z0", bwd_weak);
+          if (bwd_fail.empty()) {
+            const Function<double> gb = bound.gradient_error(xd, g, e, eb, u);
+            bwd_fail = first_out_of_bound(theirs_w, Batch<double>::from_columns(g.w.size(), {g.w}),
+                                          Batch<double>::from_columns(gb.size(), {gb}), "grad w",
+                                          bwd_weak);
+          }
+        }
+      }
       if (!bwd_fail.empty()) {
         bwd_fail = where.str() + bwd_fail;
         inputs(bwd_case);
         bwd_case.tensors.push_back(batch_tensor("g_y", gy, space));
         bwd_case.tensors.push_back(batch_tensor("g_z", gz, space));
-        add_difference(bwd_case, "grad_y0", theirs.y0, g.y0, space);
-        add_difference(bwd_case, "grad_z0", theirs.z0, g.z0, space);
-        if (theirs.w.size() == g.w.size()) {
-          Function<Rational> dw(g.w.size());
-          for (Index p = 0; p < dw.size(); ++p) dw[p] = to_rational(theirs.w[p]) - g.w[p];
-          bwd_case.tensors.push_back(parameter_tensor("grad_w − reference", dw, params, true));
+        if (ref) {
+          add_difference(bwd_case, "grad_y0", theirs.y0, ref->y0, space);
+          add_difference(bwd_case, "grad_z0", theirs.z0, ref->z0, space);
+          if (theirs.w.size() == ref->w.size()) {
+            Function<Rational> dw(ref->w.size());
+            for (Index q = 0; q < dw.size(); ++q) dw[q] = to_rational(theirs.w[q]) - ref->w[q];
+            bwd_case.tensors.push_back(parameter_tensor("grad_w − reference", dw, params, true));
+          }
         }
       }
     }
   }
-  if (fwd_fail.empty()) {
-    rep.results.push_back(
-        row("CONF-MACHINE forward", subject, Status::passed, fwd_cases, opt.seed, ""));
-  } else {
-    std::size_t calls = 0;
-    std::string why;
-    const auto lin = recover_linear_part(implementation, n, np, calls, why);
-    if (lin) {
-      const SpanDiff d = span_diff(cleaned_span(ref.span(), ref.grading()), *lin, shapes);
-      fwd_fail += "; linear part recovered in " + std::to_string(calls) +
-                  " calls of forward: " + to_text(d);
-      if (!d.same()) {
-        const Counterexample lin_diff =
-            difference_counterexample(cleaned_span(ref.span(), ref.grading()), *lin, shapes, d);
-        fwd_case.tensors.insert(fwd_case.tensors.end(), lin_diff.tensors.begin(),
-                                lin_diff.tensors.end());
-        fwd_case.scalars.insert(fwd_case.scalars.end(), lin_diff.scalars.begin(),
-                                lin_diff.scalars.end());
-      }
-    } else {
-      fwd_fail += "; " + why;
-    }
-    rep.results.push_back(
-        row("CONF-MACHINE forward", subject, Status::failed, fwd_cases, opt.seed, fwd_fail));
-    rep.results.back().counterexample = std::move(fwd_case);
-  }
-  if constexpr (HasMachineBackward<M>) {
-    rep.results.push_back(row("CONF-MACHINE backward", subject,
-                              !bwd_fail.empty() ? Status::failed
-                              : bwd_cases == 0  ? Status::not_applicable
-                                                : Status::passed,
-                              bwd_cases, opt.seed,
-                              !bwd_fail.empty() ? bwd_fail
-                              : bwd_cases == 0  ? "not run: the forward pass failed first"
-                                                : ""));
-    rep.results.back().counterexample = std::move(bwd_case);
-  } else {
+  auto verdict = [&](const char *law, const std::string &fail, bool weak, bool na,
+                     std::size_t cases, const std::string &why_na, Counterexample &&c) {
+    const Status st = !fail.empty()      ? Status::failed
+                      : na || cases == 0 ? Status::not_applicable
+                      : weak             ? Status::too_weak
+                                         : Status::passed;
+    const std::string detail = !fail.empty() ? fail
+                               : na          ? "sigma " + spec.sigma.name + " has " + why_na
+                               : cases == 0  ? "not run: the forward pass failed first"
+                               : weak ? "the derived bound is not finite (n·u ≥ 1): nothing is "
+                                        "decided; use float64 or a smaller machine"
+                                      : not_exact;
+    rep.results.push_back(row(law, subject, st, cases, opt.seed, detail));
+    if (!fail.empty()) rep.results.back().counterexample = std::move(c);
+  };
+  verdict("CONF-MACHINE forward", fwd_fail, fwd_weak, fwd_na, fwd_cases,
+          "no derived forward bound (no global Lipschitz constant)", std::move(fwd_case));
+  if constexpr (HasMachineBackward<M>)
+    verdict("CONF-MACHINE backward", bwd_fail, bwd_weak, bwd_na, bwd_cases,
+            "no derived backward bound (a discontinuous derivative)", std::move(bwd_case));
+  else
     rep.results.push_back(row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed,
                               "the implementation has no backward pass"));
+  if (!recoverable) {
+    rep.results.push_back(
+        row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed,
+            "sigma " + spec.sigma.name +
+                (rational ? " in floating point gives no exact outputs"
+                          : " has no exact rational values") +
+                ": the linear part is not recovered exactly (CONF-MACHINE compares the passes)"));
+    return rep;
   }
+  conformance_rows(rep, recover_linear_part(implementation, n, np),
+                   cleaned_span(mq->span(), mq->grading()), shapes_of(spec, n, np), subject, opt);
   return rep;
 }
 

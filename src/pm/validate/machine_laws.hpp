@@ -52,7 +52,9 @@ template <class S> S pairing(const Batch<S> &a, const Function<S> &b) {
 
 } // namespace validation
 
-// fwd(w, y0, z0) -> MachineState<S>; bwd(w, state, g_y, g_z) -> Gradients<S>.
+// fwd(w, y0, z0) -> MachineState<S>; bwd(w, state, g_y, g_z) -> Gradients<S>,
+// or nullptr for an implementation without a backward pass (its two laws are
+// then not applicable).
 template <class S, class Forward, class Backward>
 Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &&bwd,
                         const std::string &subject, const ValidateOptions &opt = {}) {
@@ -124,84 +126,91 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
         }
       }));
 
-  // The pairing of the tangent machine, forward (lhs) and through backward (rhs).
-  auto adjoint_sides = [&](const F &w, const F &y0, const F &z0, const F &dy0, const F &dz0,
-                           const F &gy, const F &gz, bool absolute) {
-    const MachineState<S> x = fwd(w, column(y0), column(z0));
-    const GradedSpanMachine<S> t = tangent_machine(m, x.y.column(0), absolute);
-    const F wt = absolute ? magnitude(w) : w;
-    const MachineState<S> d = forward(t, wt, column(dy0), column(dz0));
-    // Magnitudes: the reference backward pass of the absolute tangent machine.
-    const Gradients<S> g =
-        absolute ? backward(t, wt, x, column(gy), column(gz)) : bwd(w, x, column(gy), column(gz));
-    return std::pair{F{pairing(d.y, gy) + pairing(d.z, gz)},
-                     F{pairing(g.y0, dy0) + pairing(g.z0, dz0)}};
-  };
-  rep.results.push_back(run_law(
-      "MACH-BACKWARD", subject,
-      {{"w", p, On::parameters},
-       {"y0", n, On::source},
-       {"z0", n, On::source},
-       {"ẏ0", n, On::source},
-       {"ż0", n, On::source},
-       {"g_y", n, On::source},
-       {"g_z", n, On::source}},
-      range, is_exact<S>, opt, [&](const Codes &c) {
-        const auto v = values<S>(c);
-        const auto [lhs, rhs] = adjoint_sides(v[0], v[1], v[2], v[3], v[4], v[5], v[6], false);
-        if constexpr (is_exact<S>)
-          return compare<S>(lhs, rhs, {}, {}, rounds);
-        else {
-          const auto [ml, mr] = adjoint_sides(v[0], v[1], v[2], magnitude(v[3]), magnitude(v[4]),
-                                              magnitude(v[5]), magnitude(v[6]), true);
-          return compare<S>(lhs, rhs, ml, mr, rounds);
-        }
-      }));
-
-  // MACH-PARAM-GRADIENT: the tangent along ẇ is driven by ẏ₀ = L_clean(ẇ) z.
-  auto gradient_sides = [&](const F &w, const F &dw, const F &y0, const F &z0, const F &gy,
-                            const F &gz, bool absolute) {
-    const MachineState<S> x = fwd(w, column(y0), column(z0));
-    const GradedSpanMachine<S> t = tangent_machine(m, x.y.column(0), absolute);
-    const F wt = absolute ? magnitude(w) : w;
-    const F dwc = clean(m.span(), m.grading(), dw);
-    const F z = absolute ? magnitude(x.z.column(0)) : x.z.column(0);
-    const F drive = act(t.span(), dwc, z);
-    const MachineState<S> d = forward(t, wt, column(drive), column(F(n, S(0))));
-    // Magnitudes: the backward pass of the absolute tangent machine at |z|.
-    const Gradients<S> g =
-        absolute ? backward(t, wt, MachineState<S>{x.y, column(z)}, column(gy), column(gz))
-                 : bwd(w, x, column(gy), column(gz));
-    // Paired with ẇ itself, not clean(ẇ): the gradient must vanish on the
-    // invalid parameters, which the machine ignores.
-    return std::pair{F{pairing(d.y, gy) + pairing(d.z, gz)}, F{dot(g.w, dw)}};
-  };
-  if (p == 0) {
-    rep.results.push_back({"MACH-PARAM-GRADIENT", subject, Status::not_applicable, 0, true, 0, 0,
-                           opt.seed, "the machine has no parameters"});
+  if constexpr (std::is_null_pointer_v<std::decay_t<Backward>>) {
+    for (const char *law : {"MACH-BACKWARD", "MACH-PARAM-GRADIENT"})
+      rep.results.push_back({law, subject, Status::not_applicable, 0, true, 0, 0, opt.seed,
+                             "the implementation has no backward pass"});
+    return rep;
   } else {
-    rep.results.push_back(run_law("MACH-PARAM-GRADIENT", subject,
-                                  {{"w", p, On::parameters},
-                                   {"ẇ", p, On::parameters},
-                                   {"y0", n, On::source},
-                                   {"z0", n, On::source},
-                                   {"g_y", n, On::source},
-                                   {"g_z", n, On::source}},
-                                  range, is_exact<S>, opt, [&](const Codes &c) {
-                                    const auto v = values<S>(c);
-                                    const auto [lhs, rhs] =
-                                        gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);
-                                    if constexpr (is_exact<S>)
-                                      return compare<S>(lhs, rhs, {}, {}, rounds);
-                                    else {
-                                      const auto [ml, mr] =
-                                          gradient_sides(v[0], magnitude(v[1]), v[2], v[3],
-                                                         magnitude(v[4]), magnitude(v[5]), true);
-                                      return compare<S>(lhs, rhs, ml, mr, rounds);
-                                    }
-                                  }));
+    // The pairing of the tangent machine, forward (lhs) and through backward (rhs).
+    auto adjoint_sides = [&](const F &w, const F &y0, const F &z0, const F &dy0, const F &dz0,
+                             const F &gy, const F &gz, bool absolute) {
+      const MachineState<S> x = fwd(w, column(y0), column(z0));
+      const GradedSpanMachine<S> t = tangent_machine(m, x.y.column(0), absolute);
+      const F wt = absolute ? magnitude(w) : w;
+      const MachineState<S> d = forward(t, wt, column(dy0), column(dz0));
+      // Magnitudes: the reference backward pass of the absolute tangent machine.
+      const Gradients<S> g =
+          absolute ? backward(t, wt, x, column(gy), column(gz)) : bwd(w, x, column(gy), column(gz));
+      return std::pair{F{pairing(d.y, gy) + pairing(d.z, gz)},
+                       F{pairing(g.y0, dy0) + pairing(g.z0, dz0)}};
+    };
+    rep.results.push_back(run_law(
+        "MACH-BACKWARD", subject,
+        {{"w", p, On::parameters},
+         {"y0", n, On::source},
+         {"z0", n, On::source},
+         {"ẏ0", n, On::source},
+         {"ż0", n, On::source},
+         {"g_y", n, On::source},
+         {"g_z", n, On::source}},
+        range, is_exact<S>, opt, [&](const Codes &c) {
+          const auto v = values<S>(c);
+          const auto [lhs, rhs] = adjoint_sides(v[0], v[1], v[2], v[3], v[4], v[5], v[6], false);
+          if constexpr (is_exact<S>)
+            return compare<S>(lhs, rhs, {}, {}, rounds);
+          else {
+            const auto [ml, mr] = adjoint_sides(v[0], v[1], v[2], magnitude(v[3]), magnitude(v[4]),
+                                                magnitude(v[5]), magnitude(v[6]), true);
+            return compare<S>(lhs, rhs, ml, mr, rounds);
+          }
+        }));
+
+    // MACH-PARAM-GRADIENT: the tangent along ẇ is driven by ẏ₀ = L_clean(ẇ) z.
+    auto gradient_sides = [&](const F &w, const F &dw, const F &y0, const F &z0, const F &gy,
+                              const F &gz, bool absolute) {
+      const MachineState<S> x = fwd(w, column(y0), column(z0));
+      const GradedSpanMachine<S> t = tangent_machine(m, x.y.column(0), absolute);
+      const F wt = absolute ? magnitude(w) : w;
+      const F dwc = clean(m.span(), m.grading(), dw);
+      const F z = absolute ? magnitude(x.z.column(0)) : x.z.column(0);
+      const F drive = act(t.span(), dwc, z);
+      const MachineState<S> d = forward(t, wt, column(drive), column(F(n, S(0))));
+      // Magnitudes: the backward pass of the absolute tangent machine at |z|.
+      const Gradients<S> g =
+          absolute ? backward(t, wt, MachineState<S>{x.y, column(z)}, column(gy), column(gz))
+                   : bwd(w, x, column(gy), column(gz));
+      // Paired with ẇ itself, not clean(ẇ): the gradient must vanish on the
+      // invalid parameters, which the machine ignores.
+      return std::pair{F{pairing(d.y, gy) + pairing(d.z, gz)}, F{dot(g.w, dw)}};
+    };
+    if (p == 0) {
+      rep.results.push_back({"MACH-PARAM-GRADIENT", subject, Status::not_applicable, 0, true, 0, 0,
+                             opt.seed, "the machine has no parameters"});
+    } else {
+      rep.results.push_back(run_law("MACH-PARAM-GRADIENT", subject,
+                                    {{"w", p, On::parameters},
+                                     {"ẇ", p, On::parameters},
+                                     {"y0", n, On::source},
+                                     {"z0", n, On::source},
+                                     {"g_y", n, On::source},
+                                     {"g_z", n, On::source}},
+                                    range, is_exact<S>, opt, [&](const Codes &c) {
+                                      const auto v = values<S>(c);
+                                      const auto [lhs, rhs] =
+                                          gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);
+                                      if constexpr (is_exact<S>)
+                                        return compare<S>(lhs, rhs, {}, {}, rounds);
+                                      else {
+                                        const auto [ml, mr] =
+                                            gradient_sides(v[0], magnitude(v[1]), v[2], v[3],
+                                                           magnitude(v[4]), magnitude(v[5]), true);
+                                        return compare<S>(lhs, rhs, ml, mr, rounds);
+                                      }
+                                    }));
+    }
+    return rep;
   }
-  return rep;
 }
 
 // The reference machine: the level solver and its dual.

@@ -46,18 +46,124 @@ inline SigmaConstants sigma_constants(const std::string &name) {
   return {};
 }
 
-template <class S> Batch<S> abs_batch(Batch<S> b) {
-  for (S &x : b.data) x = magnitude(x);
-  return b;
-}
-
 } // namespace validation
 
 namespace validation {
 
+// The derived error bounds of another computation of a machine against the
+// reference in double (docs/tolerances.md, "Validator"), for one weight
+// vector and a batch: forward (y, z), backward (ȳ, z̄) and the weight
+// gradient. The machine samples of a directory and check_machine on a
+// floating-point implementation share them.
+struct MachineBound {
+  using B = Batch<double>;
+  const GradedSpanMachine<double> &m;
+  SigmaConstants k;
+  B lip; // Lipschitz slopes per point: the array's |s|, else the constant
+  ParametricSpan<double> abs_span;
+  std::size_t fan, rounds;
+  double slack;
+  static constexpr double u_r = 0x1p-53; // the reference's unit roundoff
+
+  MachineBound(const io::MachineDescription &d, const GradedSpanMachine<double> &machine)
+      : m(machine), k(sigma_constants(d.sigma.name)),
+        lip(m.size(), 1, k.lipschitz), abs_span{Span<double>{m.span().span.s, m.span().span.t,
+                                                             magnitude(m.span().span.mu)},
+                                                m.span().pi},
+        fan(std::max(max_fibre(m.span().span.t), max_fibre(m.span().span.s))),
+        rounds(m.levels() * (fan + 3) + 8), // the bound's own rounding chain
+        slack(1 + gamma(double(rounds), u_r)) {
+    if (d.sigma.name == "array")
+      for (Index i = 0; i < m.size(); ++i) lip(i, 0) = std::abs(d.sigma.slopes[i]);
+  }
+  bool has_forward() const { return k.lipschitz >= 0; }
+  bool has_backward() const { return k.lipschitz_derivative >= 0; }
+
+  // Bounds on |theirs − reference| of y and z: the local errors of both
+  // computations carried through the absolute machine.
+  MachineState<double> forward_error(const Function<double> &w, const B &y0, const B &z0,
+                                     const MachineState<double> &x, const B &z_t,
+                                     double u_t) const {
+    const Index n = m.size(), cols = y0.cols;
+    const Function<double> abs_wc = magnitude(clean(m.span(), m.grading(), w));
+    B ly(n, cols), lz(n, cols);
+    auto local = [&](double u, const B &z) {
+      for (Index b = 0; b < cols; ++b) {
+        const Function<double> terms = act(abs_span, abs_wc, magnitude(z.column(b)));
+        for (Index i = 0; i < n; ++i) {
+          ly(i, b) += gamma(double(fan + 2), u) * (std::abs(y0(i, b)) + terms[i]);
+          lz(i, b) += gamma(1 + k.ulps, u) * (std::abs(z0(i, b)) + std::abs(z(i, b) - z0(i, b)));
+        }
+      }
+    };
+    local(u_t, z_t);
+    local(u_r, x.z);
+    const GradedSpanMachine<double> abs_m(m.grading(), abs_span, Sigma<double>::array(lip));
+    MachineState<double> e = forward(abs_m, magnitude(w), ly, lz);
+    for (double &v : e.y.data) v *= slack;
+    for (double &v : e.z.data) v *= slack;
+    return e;
+  }
+
+  // Bounds on the cotangents: the dual machine z̄ = g_z + L_w̃ᵀ ȳ,
+  // ȳ = g_y + σ'(y) ⊙ z̄ with absolute weights and slopes |σ'(y)| + δs, δs
+  // bounding their slope error. Returned as a state: y bounds z̄, z bounds ȳ.
+  MachineState<double> backward_error(const Function<double> &w, const MachineState<double> &x,
+                                      const MachineState<double> &e, const B &gy, const B &gz,
+                                      const Gradients<double> &g, const B &yb_t, const B &zb_t,
+                                      double u_t) const {
+    const Index n = m.size(), cols = gy.cols;
+    const Function<double> abs_wc = magnitude(clean(m.span(), m.grading(), w));
+    B slopes(n, cols), ls(n, cols), lyb(n, cols);
+    for (Index b = 0; b < cols; ++b)
+      for (Index i = 0; i < n; ++i) {
+        const double s = m.sigma().derivative(x.y(i, b), i, b);
+        const double ds =
+            k.lipschitz_derivative * e.y(i, b) + gamma(1 + k.ulps, u_t + u_r) * std::abs(s);
+        slopes(i, b) = std::abs(s) + ds;
+        lyb(i, b) = ds * std::abs(zb_t(i, b));
+      }
+    const ParametricSpan<double> abs_t = transpose(abs_span);
+    for (const auto &[u, yb, zb] : {std::tuple{u_t, &yb_t, &zb_t}, std::tuple{u_r, &g.y0, &g.z0}})
+      for (Index b = 0; b < cols; ++b) {
+        const Function<double> terms = act(abs_t, abs_wc, magnitude(yb->column(b)));
+        for (Index i = 0; i < n; ++i) {
+          ls(i, b) += gamma(double(fan + 2), u) * (std::abs(gz(i, b)) + terms[i]);
+          lyb(i, b) += gamma(2.0, u) * (std::abs(gy(i, b)) + slopes(i, b) * std::abs((*zb)(i, b)));
+        }
+      }
+    const GradedSpanMachine<double> abs_dual(m.grading().reversed(), abs_t,
+                                             Sigma<double>::array(slopes));
+    MachineState<double> eb = forward(abs_dual, magnitude(w), ls, lyb); // y: z̄, z: ȳ
+    for (double &v : eb.y.data) v *= slack;
+    for (double &v : eb.z.data) v *= slack;
+    return eb;
+  }
+
+  // The bound on ∂ℓ/∂w = Σ_b π_!^μ(s*z · t*ȳ): errors e_z, e_ȳ of the
+  // factors, plus the rounding of a sum of B · (largest π-fibre)
+  // three-factor products; zero on the parameters that cleaning removes
+  // (their gradient must be 0).
+  Function<double> gradient_error(const MachineState<double> &x, const Gradients<double> &g,
+                                  const MachineState<double> &e, const MachineState<double> &eb,
+                                  double u_t) const {
+    const Index cols = x.z.cols;
+    Function<double> bound(m.parameters(), 0.0);
+    const double gw_gamma = gamma(double(cols * max_fibre(m.span().pi) + 2), u_t + u_r);
+    for (Index b = 0; b < cols; ++b) {
+      const Function<double> az = magnitude(x.z.column(b)), ayb = magnitude(g.y0.column(b));
+      const Function<double> ez = e.z.column(b), eyb = eb.z.column(b);
+      bound = add(bound, parameter_gradient(abs_span, ez, add(ayb, eyb)));
+      bound = add(bound, parameter_gradient(abs_span, az, eyb));
+      bound = add(bound, scale(gw_gamma, parameter_gradient(abs_span, add(az, ez), add(ayb, eyb))));
+    }
+    for (double &v : bound) v *= slack;
+    return clean(m.span(), m.grading(), bound);
+  }
+};
+
 inline Report machine_sample_rows(const io::MachineDescription &d, const std::string &dir,
                                   const std::string &subject) {
-  using namespace validation;
   using B = Batch<double>;
   namespace fs = std::filesystem;
   auto path = [&](const char *f) { return (fs::path(dir) / f).string(); };
@@ -81,13 +187,13 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
     w = *d.weights;
   }
   const GradedSpanMachine<double> m = io::make_machine<double>(d);
-  const SigmaConstants k = sigma_constants(d.sigma.name);
+  const MachineBound bound(d, m);
   Report rep;
   auto not_applicable = [&](const std::string &what, const std::string &why) {
     rep.results.push_back(
         {"SAMPLE " + what, subject, Status::not_applicable, 0, false, 0, 0, 0, why});
   };
-  if (k.lipschitz < 0) {
+  if (!bound.has_forward()) {
     not_applicable("*", "sigma " + d.sigma.name + " has no global Lipschitz constant");
     return rep;
   }
@@ -98,43 +204,15 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   const io::NpyArray ya = io::read_npy(path("y.npy")), za = io::read_npy(path("z.npy"));
   const B y_t = io::batch_from_npy<double>(ya, d.space, path("y.npy"), cols);
   const B z_t = io::batch_from_npy<double>(za, d.space, path("z.npy"), cols);
-  const double u_t = unit_roundoff(ya.dtype), u_r = 0x1p-53;
-
-  const ParametricSpan<double> abs_span{
-      Span<double>{m.span().span.s, m.span().span.t, magnitude(m.span().span.mu)}, m.span().pi};
-  const Function<double> wc = clean(m.span(), m.grading(), w), abs_w = magnitude(w);
-  const Function<double> abs_wc = magnitude(wc);
-  // Lipschitz slopes per point: the array's |s|, else the constant.
-  B lip(n, 1, k.lipschitz);
-  if (d.sigma.name == "array")
-    for (Index i = 0; i < n; ++i) lip(i, 0) = std::abs(d.sigma.slopes[i]);
-  const std::size_t fan = std::max(max_fibre(m.span().span.t), max_fibre(m.span().span.s));
-  const std::size_t rounds = m.levels() * (fan + 3) + 8; // the bound's own rounding chain
+  const double u_t = unit_roundoff(ya.dtype);
 
   const MachineState<double> x = forward(m, w, y0, z0);
-  // Local errors of one computation (unit roundoff u, its state (y, z)).
-  auto local_forward = [&](double u, const B &z, B &ly, B &lz) {
-    for (Index b = 0; b < cols; ++b) {
-      const Function<double> terms = act(abs_span, abs_wc, magnitude(z.column(b)));
-      for (Index i = 0; i < n; ++i) {
-        ly(i, b) += gamma(double(fan + 2), u) * (std::abs(y0(i, b)) + terms[i]);
-        lz(i, b) += gamma(1 + k.ulps, u) * (std::abs(z0(i, b)) + std::abs(z(i, b) - z0(i, b)));
-      }
-    }
-  };
-  B ly(n, cols), lz(n, cols);
-  local_forward(u_t, z_t, ly, lz);
-  local_forward(u_r, x.z, ly, lz);
-  const GradedSpanMachine<double> abs_m(m.grading(), abs_span, Sigma<double>::array(lip));
-  MachineState<double> e = forward(abs_m, abs_w, ly, lz);
-  const double slack = 1 + gamma(double(rounds), u_r); // the bound's own rounding
-  for (double &v : e.y.data) v *= slack;
-  for (double &v : e.z.data) v *= slack;
+  const MachineState<double> e = bound.forward_error(w, y0, z0, x, z_t, u_t);
   rep.results.push_back(compare_to_bound("y", subject, ya, x.y.data, e.y.data, n, &d.space));
   rep.results.push_back(compare_to_bound("z", subject, za, x.z.data, e.z.data, n, &d.space));
 
   if (!present("gy.npy") && !present("gz.npy")) return rep;
-  if (k.lipschitz_derivative < 0) {
+  if (!bound.has_backward()) {
     not_applicable("grad_*", "sigma " + d.sigma.name + " has a discontinuous derivative");
     return rep;
   }
@@ -148,31 +226,7 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   const B yb_t = io::batch_from_npy<double>(gya, d.space, path("grad_y0.npy"), cols);
   const B zb_t = io::batch_from_npy<double>(gza, d.space, path("grad_z0.npy"), cols);
   const Gradients<double> g = backward(m, w, x, gy, gz);
-  // The dual machine z̄ = g_z + L_w̃ᵀ ȳ, ȳ = g_y + σ'(y) ⊙ z̄ with absolute
-  // weights and slopes |σ'(y)| + δs, δs bounding their slope error.
-  B slopes(n, cols), ls(n, cols), lyb(n, cols);
-  for (Index b = 0; b < cols; ++b)
-    for (Index i = 0; i < n; ++i) {
-      const double s = m.sigma().derivative(x.y(i, b), i, b);
-      const double ds =
-          k.lipschitz_derivative * e.y(i, b) + gamma(1 + k.ulps, u_t + u_r) * std::abs(s);
-      slopes(i, b) = std::abs(s) + ds;
-      lyb(i, b) = ds * std::abs(zb_t(i, b));
-    }
-  const ParametricSpan<double> abs_t = transpose(abs_span);
-  for (const auto &[u, yb, zb] : {std::tuple{u_t, &yb_t, &zb_t}, std::tuple{u_r, &g.y0, &g.z0}})
-    for (Index b = 0; b < cols; ++b) {
-      const Function<double> terms = act(abs_t, abs_wc, magnitude(yb->column(b)));
-      for (Index i = 0; i < n; ++i) {
-        ls(i, b) += gamma(double(fan + 2), u) * (std::abs(gz(i, b)) + terms[i]);
-        lyb(i, b) += gamma(2.0, u) * (std::abs(gy(i, b)) + slopes(i, b) * std::abs((*zb)(i, b)));
-      }
-    }
-  const GradedSpanMachine<double> abs_dual(m.grading().reversed(), abs_t,
-                                           Sigma<double>::array(slopes));
-  MachineState<double> eb = forward(abs_dual, abs_w, ls, lyb); // y: z̄, z: ȳ
-  for (double &v : eb.y.data) v *= slack;
-  for (double &v : eb.z.data) v *= slack;
+  const MachineState<double> eb = bound.backward_error(w, x, e, gy, gz, g, yb_t, zb_t, u_t);
   rep.results.push_back(
       compare_to_bound("grad_y0", subject, gya, g.y0.data, eb.z.data, n, &d.space));
   rep.results.push_back(
@@ -185,22 +239,9 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   }
   const io::NpyArray gwa = io::read_npy(path("grad_w.npy"));
   io::function_from_npy<double>(gwa, d.parameters, path("grad_w.npy"));
-  // Σ_b π_!^μ(s*z · t*ȳ): errors e_z, e_ȳ of the factors, plus the rounding
-  // of a sum of B · (largest π-fibre) three-factor products.
-  Function<double> bound(m.parameters(), 0.0);
-  const double gw_gamma = gamma(double(cols * max_fibre(m.span().pi) + 2), u_t + u_r);
-  for (Index b = 0; b < cols; ++b) {
-    const Function<double> az = magnitude(x.z.column(b)), ayb = magnitude(g.y0.column(b));
-    const Function<double> ez = e.z.column(b), eyb = eb.z.column(b);
-    bound = add(bound, parameter_gradient(abs_span, ez, add(ayb, eyb)));
-    bound = add(bound, parameter_gradient(abs_span, az, eyb));
-    bound = add(bound, scale(gw_gamma, parameter_gradient(abs_span, add(az, ez), add(ayb, eyb))));
-  }
-  for (double &v : bound) v *= slack;
-  // Zero on the parameters that cleaning removes: their gradient must be 0.
-  bound = clean(m.span(), m.grading(), bound);
-  rep.results.push_back(
-      compare_to_bound("grad_w", subject, gwa, g.w, bound, m.parameters(), &d.parameters));
+  rep.results.push_back(compare_to_bound("grad_w", subject, gwa, g.w,
+                                         bound.gradient_error(x, g, e, eb, u_t), m.parameters(),
+                                         &d.parameters));
   return rep;
 }
 

@@ -73,6 +73,18 @@ inline RecoverOptions probe_options(std::uint64_t seed, double u = 0) {
 
 } // namespace validation
 
+// The seed of a probe manifest (probe.json), after checking its fields; a
+// machine's names its cases, a layer's its recovery.
+inline std::uint64_t probe_seed(const io::Field &m, bool machine) {
+  if (machine)
+    m.allow_only({"pmach", "kind", "model", "seed", "samples", "cases"});
+  else
+    m.allow_only({"pmach", "kind", "model", "seed", "samples", "recovery"});
+  m.at("pmach").as_int(io::format_version, io::format_version);
+  if (m.at("kind").as_string() != "probe") m.at("kind").fail("\"probe\"");
+  return std::uint64_t(m.at("seed").as_int(0, std::numeric_limits<long long>::max()));
+}
+
 inline bool is_probe_dir(const std::string &dir) {
   return std::filesystem::exists(std::filesystem::path(dir) / "probe.json");
 }
@@ -124,12 +136,7 @@ inline Report compare_probes(const io::LayerDescription &d, const std::string &d
   namespace fs = std::filesystem;
   auto file = [&](const char *f) { return (fs::path(dir) / f).string(); };
   const io::Json mj = io::read_json(file("probe.json"));
-  const io::Field m(mj, file("probe.json"));
-  m.allow_only({"pmach", "kind", "model", "seed", "samples", "recovery"});
-  m.at("pmach").as_int(io::format_version, io::format_version);
-  if (m.at("kind").as_string() != "probe") m.at("kind").fail("\"probe\"");
-  const std::uint64_t seed =
-      std::uint64_t(m.at("seed").as_int(0, std::numeric_limits<long long>::max()));
+  const std::uint64_t seed = probe_seed(io::Field(mj, file("probe.json")), false);
   Report rep = compare_samples(d, dir, subject);
   if (!fs::exists(file("y.npy"))) return rep;
   const io::NpyArray ya = io::read_npy(file("y.npy"));

@@ -94,7 +94,9 @@ LawResult compare_to_bound(const std::string &name, const std::string &subject,
       r.max_error = err;
       r.bound = bound[k];
     }
-    if (!(err <= bound[k]) && r.status == Status::passed) {
+    // A bound that is not finite (∞, or ∞ · 0 in a propagated bound)
+    // decides nothing: the row ends "too weak" unless another element fails.
+    if (std::isfinite(bound[k]) && !(err <= bound[k]) && r.status == Status::passed) {
       r.status = Status::failed;
       // Where, in the user's coordinates: the sample (when there are
       // several) and the multi-index in the space.
