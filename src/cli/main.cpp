@@ -23,7 +23,7 @@ const char *main_help =
     "  make WHAT            write the model file of a built-in layer or machine\n"
     "  probe MODEL.json     write probe inputs for a framework without bindings\n"
     "  eval MODEL.json      evaluate the reference semantics on .npy inputs\n"
-    "  dot MODEL.json       write the span or machine as Graphviz DOT\n"
+    "  dot MODEL.json       write the span or machine as Graphviz DOT (docs/dot.md)\n"
     "\n"
     "File formats: docs/formats.md. Exit status: 0 success, 1 a law failed,\n"
     "2 bad input or usage.\n";
@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
        {"y0", "z0", "ybar", "zbar", "w", "out", "precision"},
        {"json", "kernels", "help"},
        pmach::run_eval},
-      {"dot", pmach::dot_help, {"out"}, {"help"}, pmach::run_dot},
+      {"dot", pmach::dot_help, {"out"}, {"summary", "full", "help"}, pmach::run_dot},
       {"make", pmach::make_help, {}, {"help"}, nullptr},
       {"probe", pmach::probe_help, {"out", "seed", "cases"}, {"help"}, pmach::run_probe},
   };

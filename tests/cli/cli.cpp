@@ -173,13 +173,15 @@ TEST_CASE("pmach dot: levels as ranks") {
   const Run r = pmach("dot " + data + "/graded_machine.json");
   CHECK(r.code == 0);
   CHECK(r.out.rfind("digraph machine {", 0) == 0);
-  CHECK(count(r.out, "rank=same") == 3);
-  // The cleaned span keeps the edges that raise the level: from the two
-  // points of level 1 to the two above, and from level 2 to level 3.
-  CHECK(count(r.out, " -> ") == 2 * 2 + 1);
+  CHECK(count(r.out, "<B>level ") == 3);
+  // Cleaning keeps the edges that raise the level: from the two points of
+  // level 1 to the two above, and from level 2 to level 3; the other 11 of
+  // the 16 do not raise it and are drawn red.
+  CHECK(count(r.out, "color=\"#000000\"") == 2 * 2 + 1);
+  CHECK(count(r.out, "penwidth=2") == 16 - 5);
   const Run l = pmach("dot " + data + "/avgpool.json --out " + (work / "pool.dot").string());
   CHECK(l.code == 0);
-  CHECK(count(slurp(work / "pool.dot"), "label=\"1/2\"") == 6);
+  CHECK(count(slurp(work / "pool.dot"), "label=\"0.5\"") == 6);
 }
 
 TEST_CASE("pmach: --help on every subcommand, and bad input is one line with exit code 2") {
