@@ -48,6 +48,4 @@ TEST_CASE("FIX-SILENT-PROPERTY: a property that asserts nothing, beside a REQUIR
 TEST_CASE("FIX-SILENT-PROPERTY mutant: kept") { REQUIRE(true); }
 
 TEST_CASE("FIX-SILENT-MUTANT: kept") { REQUIRE(true); }
-TEST_CASE("FIX-SILENT-MUTANT mutant: a mutant test that asserts nothing") {
-  law_silent(3);
-}
+TEST_CASE("FIX-SILENT-MUTANT mutant: a mutant test that asserts nothing") { law_silent(3); }
