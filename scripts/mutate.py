@@ -250,7 +250,7 @@ MUTANTS = [
     ("pool-default-stride", "layers/pool.hpp",
      "spatial, channels, channels, window, pad_lo, pad_hi, stride.empty() ? window : stride,",
      "spatial, channels, channels, window, pad_lo, pad_hi, stride,",
-     "pooling defaults to stride 1 instead of the window", [LAYERS]),
+     "pooling defaults to stride 1 instead of the window", [LAYERS, UNIT_LAYERS]),
     ("dense-loop-order", "layers/dense.hpp",
      "for (Index x = 0; x < spec.in; ++x)\n    for (Index y = 0; y < spec.out; ++y) {",
      "for (Index y = 0; y < spec.out; ++y)\n    for (Index x = 0; x < spec.in; ++x) {",
@@ -332,8 +332,9 @@ def run_tests(build, tests, env):
 
 # The results (docs/mutation.tsv): a line `# run START MINUTES PARTIAL SEED`
 # for the last full run, then one row per mutant: kind (run: of that full run,
-# rerun: of a later `--only`), id, result (killed, survived, stillborn), the
-# executable that killed it, seconds, and the UTC date of the row.
+# rerun: of a later `--only`), id, the executables run (comma-separated),
+# result (killed, survived, stillborn), the executable that killed it,
+# seconds, and the UTC date of the row.
 
 def read_results(path):
     header, rows = None, []
@@ -344,8 +345,9 @@ def read_results(path):
                 header = {"start": start.replace("T", " "), "minutes": float(minutes),
                           "partial": partial == "1", "seed": seed}
             elif line.strip() and not line.startswith("#"):
-                kind, ident, result, by, seconds, date = line.rstrip("\n").split("\t")
-                rows.append({"kind": kind, "id": ident, "result": result, "by": by,
+                kind, ident, tests, result, by, seconds, date = line.rstrip("\n").split("\t")
+                rows.append({"kind": kind, "id": ident, "tests": tests, "result": result,
+                             "by": None if by == "-" else by,
                              "seconds": float(seconds), "date": date.replace("T", " ")})
     return header, rows
 
@@ -356,7 +358,7 @@ def write_results(path, header, rows):
         f.write(f"# run {header['start'].replace(' ', 'T')} {header['minutes']:.1f} "
                 f"{int(header['partial'])} {header['seed']}\n")
         for r in rows:
-            f.write("\t".join([r["kind"], r["id"], r["result"], r["by"] or "-",
+            f.write("\t".join([r["kind"], r["id"], r["tests"], r["result"], r["by"] or "-",
                                f"{r['seconds']:.0f}", r["date"].replace(" ", "T")]) + "\n")
 
 
@@ -393,17 +395,19 @@ def render(header, rows):
         "|---|---|---|---|---|---|",
     ]
     for r in full:
-        _, rel, _, _, what, tests = known.get(r["id"], (r["id"], "?", "", "", "?", []))
-        lines.append(f"| {r['id']} | `src/pm/{rel}` | {what} | "
-                     f"{', '.join(t for t, _ in tests)} | {result(r)} | {r['seconds']:.0f} |")
+        _, rel, _, _, what, _ = known.get(r["id"], (r["id"], "?", "", "", "?", []))
+        lines.append(f"| {r['id']} | `src/pm/{rel}` | {what} | {r['tests'].replace(',', ', ')} | "
+                     f"{result(r)} | {r['seconds']:.0f} |")
     lines.append("")
     stillborn = [r["id"] for r in full if r["result"] == "stillborn"]
     if stillborn:
         lines += ["Not counted, since they do not compile: " + ", ".join(stillborn) + ".", ""]
     if reruns:
-        lines += ["## Re-runs", "", "| mutant | date | result | seconds |", "|---|---|---|---|"]
+        lines += ["## Re-runs", "", "| mutant | date | tests run | result | seconds |",
+                  "|---|---|---|---|---|"]
         for ident, r in sorted(reruns.items()):
-            lines.append(f"| {ident} | {r['date']} UTC | {result(r)} | {r['seconds']:.0f} |")
+            lines.append(f"| {ident} | {r['date']} UTC | {r['tests'].replace(',', ', ')} | "
+                         f"{result(r)} | {r['seconds']:.0f} |")
         lines.append("")
     if survived:
         lines += ["## Survivors", ""]
@@ -492,7 +496,8 @@ def mutation_run(args):
             with open(path, "w") as f:
                 f.write(original)
         result = "stillborn" if not compiled else ("killed" if by else "survived")
-        rows.append({"kind": "rerun" if args.only else "run", "id": ident, "result": result,
+        rows.append({"kind": "rerun" if args.only else "run", "id": ident,
+                     "tests": ",".join(t for t, _ in tests), "result": result,
                      "by": by, "seconds": time.time() - t0, "date": stamp(t0)})
         done += 1
         if not args.only:
