@@ -16,7 +16,8 @@
       (after a test is added for a survivor) and recorded as re-runs; the
       full run's rows and closing line stay. With --deadline HH:MM (UTC) no
       mutant is started after that time, and the document says the run
-      stopped early. The mutation build compiles at -O1: faster to build, and
+      stopped early; --resume continues that run with the mutants it has not
+      run (same seed; the document names the sittings). The mutation build compiles at -O1: faster to build, and
       the tests are small.
 
   mutate.py --render
@@ -342,7 +343,8 @@ def read_results(path):
         for line in open(path, encoding="utf-8"):
             if line.startswith("# run "):
                 start, minutes, partial, seed = line.split()[2:6]
-                header = {"start": start.replace("T", " "), "minutes": float(minutes),
+                header = {"sittings": [t.replace("T", " ") for t in start.split(",")],
+                          "minutes": float(minutes),
                           "partial": partial == "1", "seed": seed}
             elif line.strip() and not line.startswith("#"):
                 kind, ident, tests, result, by, seconds, date = line.rstrip("\n").split("\t")
@@ -355,7 +357,8 @@ def read_results(path):
 def write_results(path, header, rows):
     with open(path, "w", encoding="utf-8") as f:
         f.write("# Written by scripts/mutate.py; docs/mutation.md is rendered from it.\n")
-        f.write(f"# run {header['start'].replace(' ', 'T')} {header['minutes']:.1f} "
+        f.write(f"# run {','.join(t.replace(' ', 'T') for t in header['sittings'])} "
+                f"{header['minutes']:.1f} "
                 f"{int(header['partial'])} {header['seed']}\n")
         for r in rows:
             f.write("\t".join([r["kind"], r["id"], r["tests"], r["result"], r["by"] or "-",
@@ -387,8 +390,10 @@ def render(header, rows):
         "tree and records them as re-runs, below the table. It is not part of the default",
         "suite.",
         "",
-        f"Last full run: {header['start']} UTC, {header['minutes']:.0f} minutes for "
-        f"{len(full)} of the {len(MUTANTS)} mutants"
+        f"Last full run: {' and '.join(header['sittings'])} UTC"
+        + (f" ({len(header['sittings'])} sittings, `--resume`)" if len(header["sittings"]) > 1
+           else "")
+        + f", {header['minutes']:.0f} minutes for {len(full)} of the {len(MUTANTS)} mutants"
         + (" (stopped at its deadline)" if header["partial"] else "") + ".",
         "",
         "| mutant | file | mistake | tests run | result | seconds |",
@@ -473,12 +478,20 @@ def mutation_run(args):
     header, rows = read_results(args.results)
     if args.only:
         rows = [r for r in rows if not (r["kind"] == "rerun" and r["id"] in args.only.split(","))]
+    elif args.resume:
+        ran = {r["id"] for r in rows if r["kind"] == "run"}
+        chosen = [m for m in chosen if m[0] not in ran]
+        if header is not None:
+            header["sittings"].append(stamp(started))
     else:
-        header = {"start": stamp(started), "minutes": 0.0, "partial": True, "seed": args.seed}
+        header = {"sittings": [stamp(started)], "minutes": 0.0, "partial": True,
+                  "seed": args.seed}
         rows = []
     if header is None:
-        raise SystemExit(f"mutate.py: {args.results} holds no full run to add re-runs to")
-    done = 0
+        raise SystemExit(f"mutate.py: {args.results} holds no full run to add to")
+    if args.resume and str(header["seed"]) != str(args.seed):
+        raise SystemExit(f"mutate.py: the run was made with seed {header['seed']}, not {args.seed}")
+    minutes_before, done = header["minutes"], 0
     for ident, rel, old, new, what, tests in chosen:
         if args.deadline and time.strftime("%H:%M", time.gmtime()) >= args.deadline:
             break
@@ -501,7 +514,7 @@ def mutation_run(args):
                      "by": by, "seconds": time.time() - t0, "date": stamp(t0)})
         done += 1
         if not args.only:
-            header["minutes"] = (time.time() - started) / 60
+            header["minutes"] = minutes_before + (time.time() - started) / 60
             header["partial"] = done < len(chosen)
         print(f"{ident}: {result}{' by ' + by if by else ''} ({time.time() - t0:.0f} s)",
               flush=True)
@@ -553,6 +566,8 @@ def kill_rates(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--only", help="comma-separated mutant ids")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the full run of the results with the mutants it has not run")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--deadline", help="HH:MM UTC after which no mutant is started")
