@@ -366,14 +366,20 @@ def catch_executables(build):
     return found
 
 
-def source_root_of(build):
-    """The source directory a build directory was configured from, or None."""
-    cache = os.path.join(build, "CMakeCache.txt")
-    if os.path.isfile(cache):
-        for line in open(cache, encoding="utf-8", errors="replace"):
-            if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
-                return line.split("=", 1)[1].strip()
-    return None
+def build_of(executable):
+    """(top build directory, source directory it was configured from) of an
+    executable, or (its directory, None) outside a CMake build."""
+    d = os.path.dirname(os.path.abspath(executable))
+    while True:
+        cache = os.path.join(d, "CMakeCache.txt")
+        if os.path.isfile(cache):
+            for line in open(cache, encoding="utf-8", errors="replace"):
+                if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+                    return d, line.split("=", 1)[1].strip()
+            return d, None
+        if os.path.dirname(d) == d:
+            return os.path.dirname(os.path.abspath(executable)), None
+        d = os.path.dirname(d)
 
 
 def list_tests(executable, everything):
@@ -398,7 +404,10 @@ def registered_tests(root, executables, problems):
     """The test cases that the executables register, as Tests (without bodies)."""
     tests, seen = [], set()
     for exe in executables:
-        src_root = source_root_of(os.path.dirname(os.path.dirname(exe))) or root
+        # __FILE__ is as the compiler was given it: absolute, or relative to
+        # the top build directory, where ninja and make run the compiler.
+        top, src_root = build_of(exe)
+        src_root = src_root or root
         try:
             shown = set(list_tests(exe, everything=False))
             listed = list_tests(exe, everything=True)
@@ -407,6 +416,7 @@ def registered_tests(root, executables, problems):
             continue
         for entry in listed:
             name, path, line = entry
+            path = os.path.normpath(os.path.join(top, path))
             base = root if os.path.abspath(path).startswith(os.path.abspath(root) + os.sep) \
                 else src_root
             rel = os.path.relpath(path, base).replace(os.sep, "/")
