@@ -390,6 +390,11 @@ def render(header, rows):
         "tree and records them as re-runs, below the table. It is not part of the default",
         "suite.",
         "",
+        "What the default suite gains with this evidence (measured on two shared, loaded",
+        "cores): ctest `traceability` lists the tests of every test executable (31, twice",
+        "each) and reads their bodies, 2.2 s; `traceability_self_test_bypasses` 0.5 s, plus",
+        "the build of its fixture executable `traceability_fixture`.",
+        "",
         f"Last full run: {' and '.join(header['sittings'])} UTC"
         + (f" ({len(header['sittings'])} sittings, `--resume`)" if len(header["sittings"]) > 1
            else "")
