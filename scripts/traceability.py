@@ -6,34 +6,52 @@ followed by the evidence lines `- Test: ...` and `- Proof: ...` (see
 spec/README.md). This script collects
 
   * the laws and their evidence lines from spec/*.md;
-  * the Catch test names from tests/ and property_tests/ (TEST_CASE and
-    TEMPLATE_TEST_CASE, also when the name is built by a macro such as
-    `#define LAW(ID, NAME, ...) TEST_CASE(ID ": " NAME)`); a name that
-    starts with `ID:` is a property test of the law, `ID mutant:` its
+  * the Catch test cases that the test executables of a build register
+    (`--list-test-names-only` of each tests/ and property_tests/ executable,
+    so the preprocessor and the compiler have had their say), and which of
+    them the default run leaves out (hidden by a `[.]`-style tag); a name
+    that starts with `ID:` is a property test of the law, `ID mutant:` its
     mutant test;
+  * the same test cases as written in tests/ and property_tests/ (TEST_CASE
+    and TEMPLATE_TEST_CASE, also when built by a macro such as
+    `#define LAW(ID, NAME, ...) TEST_CASE(ID ": " NAME) {...}`), for their
+    bodies, which must reach an assertion, as must every property they run;
   * the proofs in proofs/*.v: a comment `(* Law: ID *)` followed by the
     Theorem (Lemma, Corollary, ...) that proves the law, read by
     scripts/proof_markers.py, the parser the proof gate uses too;
 
 and reports, one line per problem naming the file and the law:
 
-  * a law without a property test, or without a mutant test;
+  * a law without a property test, or without a mutant test, that is
+    registered, shown to the default run and asserts;
+  * a law test that is written but registered by no executable (left out by
+    `#if 0`, an `#ifdef` not taken, or a file not built), one that is hidden,
+    one that reaches no REQUIRE/CHECK/RC_ASSERT/..., and one that runs a
+    property reaching none;
   * a test or a proof that names an unknown law ID;
   * a Test line naming a file that does not exist, or none of whose tests
     carries the law's ID;
   * a Proof line naming a file or theorem that does not exist, or a theorem
     that is not marked with the law's ID;
   * a proof of a law whose spec says `Proof: none`;
-  * a law defined twice, or without its Test and Proof lines.
+  * a law defined twice, or without its Test and Proof lines;
+  * a docs/traceability.md that is not the table of the tree.
 
 Usage:
-  traceability.py --check       exit 1 if there is any problem
-  traceability.py --write       also write docs/traceability.md
-  traceability.py --self-test   run the checker on built trees with known faults
+  traceability.py --check [--build DIR]  exit 1 if there is any problem
+                                         (DIR: the build, default ./build)
+  traceability.py --write [--build DIR]  also write docs/traceability.md
+  traceability.py --root FIXTURE --exe EXE --expect FILE
+                                         pass when the fixture tree, whose tests
+                                         EXE registers, reports exactly FILE's
+                                         problems (scripts/selftest/traceability)
+  traceability.py --self-test            run the checker on small trees with
+                                         known faults in the spec and proofs
 """
 import argparse
 import os
 import re
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -67,6 +85,8 @@ class Test:
     name: str
     file: str
     line: int
+    body: str = ""  # the test's block, macro arguments substituted
+    hidden: bool = False  # Catch runs it only when named (a `[.]`-style tag)
 
 
 @dataclass
@@ -227,46 +247,87 @@ def evaluate_name(expr, bindings):
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)$", re.M)
 
 
+def block_after(text, i):
+    """The balanced block `{...}` that starts at the first non-blank after i, or ""."""
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i >= len(text) or text[i] != "{":
+        return ""
+    parsed = split_arguments(text, i)
+    return text[i:parsed[1]] if parsed else ""
+
+
 def test_calls(text):
-    """(offset, name expression) of every test macro call in text."""
+    """(offset, name expression, body) of every test macro call in text."""
     for m in re.finditer(r"\b(" + "|".join(TEST_MACROS) + r")\s*\(", text):
         parsed = split_arguments(text, m.end() - 1)
         if parsed and parsed[0]:
-            yield m.start(), parsed[0][0]
+            yield m.start(), parsed[0][0], block_after(text, parsed[1])
 
 
-def read_tests(root):
-    files = []
+def substitute(text, bindings):
+    """text with each macro parameter (a whole word outside string literals)
+    replaced by its argument."""
+    if not bindings:
+        return text
+    word = re.compile(r"\b(" + "|".join(map(re.escape, bindings)) + r")\b")
+    out, i = [], 0
+    while i < len(text):
+        if text[i] in "\"'":
+            j = literal_end(text, i)
+            out.append(text[i:j])
+            i = j
+            continue
+        m = word.match(text, i)
+        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            out.append(bindings[m.group(1)])
+            i = m.end()
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def read_sources(root):
+    """rel path -> text (comments blanked, continued lines joined) of every C++
+    file under tests/ and property_tests/."""
+    sources = {}
     for top in ("tests", "property_tests"):
         for dirpath, _, names in os.walk(os.path.join(root, top)):
             for name in sorted(names):
                 if name.endswith((".cpp", ".hpp", ".h")):
                     path = os.path.join(dirpath, name)
-                    files.append((os.path.relpath(path, root).replace(os.sep, "/"), path))
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        text = strip_comments(f.read()).replace("\\\n", "  ")
+                    sources[os.path.relpath(path, root).replace(os.sep, "/")] = text
+    return dict(sorted(sources.items()))
+
+
+def read_tests(sources):
+    """The test cases written in the sources, with their bodies. Only the
+    names and bodies are read here: which of them are compiled, and how they
+    are tagged, the test executables say (registered_tests)."""
     # Test macros: those of a source file apply to it, those of headers to all.
-    sources, own, shared = {}, {}, {}
-    for rel, path in sorted(files):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = strip_comments(f.read()).replace("\\\n", "  ")
-        sources[rel] = text
+    own, shared = {}, {}
+    for rel, text in sources.items():
         own[rel] = {}
         for d in DEFINE.finditer(text):
             params = [p.strip() for p in d.group(2).split(",")]
-            names = [expr for _, expr in test_calls(d.group(3))]
-            if names:
-                (shared if rel.endswith((".hpp", ".h")) else own[rel])[d.group(1)] = (params, names)
+            if any(True for _ in test_calls(d.group(3))):
+                (shared if rel.endswith((".hpp", ".h")) else own[rel])[d.group(1)] = (
+                    params, d.group(3))
     tests = []
     for rel, text in sources.items():
         macros = {**shared, **own[rel]}
         defines = [(d.start(), d.end()) for d in DEFINE.finditer(text)]
         inside = lambda pos: any(a <= pos < b for a, b in defines)
         line_of = lambda pos: text.count("\n", 0, pos) + 1
-        for pos, expr in test_calls(text):
+        for pos, expr, body in test_calls(text):
             if inside(pos):
                 continue
             name = evaluate_name(expr, {})
             if name is not None:
-                tests.append(Test(name, rel, line_of(pos)))
+                tests.append(Test(name, rel, line_of(pos), body))
         if not macros:
             continue
         for m in re.finditer(r"\b(" + "|".join(map(re.escape, macros)) + r")\s*\(", text):
@@ -275,18 +336,178 @@ def read_tests(root):
             parsed = split_arguments(text, m.end() - 1)
             if not parsed:
                 continue
-            params, names = macros[m.group(1)]
-            args = parsed[0]
-            bindings = {}
-            for p, a in zip(params, args):
-                value = evaluate_name(a, {})
-                if value is not None:
-                    bindings[p] = value
-            for expr in names:
-                name = evaluate_name(expr, bindings)
+            params, replacement = macros[m.group(1)]
+            expanded = substitute(replacement, dict(zip(params, parsed[0])))
+            for _, expr, body in test_calls(expanded):
+                name = evaluate_name(expr, {})
                 if name is not None:
-                    tests.append(Test(name, rel, line_of(m.start())))
+                    tests.append(Test(name, rel, line_of(m.start()), body))
     return tests
+
+
+# ---------------------------------------------------------------------------
+# What the test executables register: Catch lists its test cases after the
+# preprocessor and the compiler have had their say, so a test inside `#if 0`
+# or an `#ifdef` that is not taken is not there. A test Catch lists for "*"
+# but not for the default run is hidden (`[.]`, `[.integration]`, `[!hide]`...).
+
+def catch_executables(build):
+    """The test executables of a build directory (tests/ and property_tests/)."""
+    found = []
+    for sub in ("tests", "property_tests"):
+        d = os.path.join(build, sub)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            if (name.startswith(("test_", "law_")) and os.path.isfile(path)
+                    and os.access(path, os.X_OK)):
+                found.append(path)
+    return found
+
+
+def build_of(executable):
+    """(top build directory, source directory it was configured from) of an
+    executable, or (its directory, None) outside a CMake build."""
+    d = os.path.dirname(os.path.abspath(executable))
+    while True:
+        cache = os.path.join(d, "CMakeCache.txt")
+        if os.path.isfile(cache):
+            for line in open(cache, encoding="utf-8", errors="replace"):
+                if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+                    return d, line.split("=", 1)[1].strip()
+            return d, None
+        if os.path.dirname(d) == d:
+            return os.path.dirname(os.path.abspath(executable)), None
+        d = os.path.dirname(d)
+
+
+def list_tests(executable, everything):
+    """[(name, file, line)] that the Catch executable lists (all, or the
+    default run's). Catch 2 exits with the number of tests listed."""
+    cmd = [executable, "--list-test-names-only", "-v", "high"] + (["*"] if everything else [])
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=120)
+    if r.returncode < 0:
+        raise RuntimeError(f"{executable}: killed by signal {-r.returncode} when listing tests")
+    listed = []
+    for line in r.stdout.splitlines():
+        name, sep, where = line.rpartition("\t@")
+        path, colon, number = where.rpartition(":")
+        if not sep or not colon or not number.isdigit():
+            raise RuntimeError(f"{executable}: unexpected line in --list-test-names-only: {line!r}")
+        listed.append((name, path, int(number)))
+    return listed
+
+
+def registered_tests(root, executables, problems):
+    """The test cases that the executables register, as Tests (without bodies)."""
+    tests, seen = [], set()
+    for exe in executables:
+        # __FILE__ is as the compiler was given it: absolute, or relative to
+        # the top build directory, where ninja and make run the compiler.
+        top, src_root = build_of(exe)
+        src_root = src_root or root
+        try:
+            shown = set(list_tests(exe, everything=False))
+            listed = list_tests(exe, everything=True)
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+            problems.append(f"{exe}: cannot list its tests: {e}")
+            continue
+        for entry in listed:
+            name, path, line = entry
+            path = os.path.normpath(os.path.join(top, path))
+            base = root if os.path.abspath(path).startswith(os.path.abspath(root) + os.sep) \
+                else src_root
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if (name, rel, line) not in seen:
+                seen.add((name, rel, line))
+                tests.append(Test(name, rel, line, hidden=entry not in shown))
+    return tests
+
+
+def same_test(written, registered):
+    """A test case as written is the registered one (a TEMPLATE_TEST_CASE
+    registers `NAME - TYPE` per type)."""
+    return written.file == registered.file and (
+        registered.name == written.name or registered.name.startswith(written.name + " - "))
+
+
+# ---------------------------------------------------------------------------
+# Assertions: a law's test must assert, and so must every property it runs
+# (a RapidCheck property whose body asserts nothing passes on every case).
+# Reaching is by name through the functions and named lambdas of the test
+# sources (overloads and templates of one name count as one), so it can say
+# "reaches" for a call that does not assert, never "does not reach" for one
+# that does.
+
+ASSERTION = re.compile(r"\b(?:STATIC_REQUIRE|REQUIRE(?:_FALSE|_THROWS\w*|_NOTHROW|_THAT)?"
+                       r"|CHECK(?:_FALSE|_THROWS\w*|_NOTHROW|_THAT)?|FAIL(?:_CHECK)?"
+                       r"|RC_ASSERT\w*|RC_FAIL)\s*\(")
+PROPERTY_CALL = re.compile(r"\b(?:rc::prop|rc::check|rejects)\s*\(")
+NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype",
+                 "alignof", "static_assert", "noexcept", *TEST_MACROS}
+CALLABLE = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(|\b([A-Za-z_]\w*)\s*=\s*\[")
+QUALIFIERS = re.compile(r"(?:\s*(?:const|noexcept|override|final|mutable|&&?|->\s*[\w:<>,\s*&]+?))*\s*(?=\{)")
+
+
+def function_bodies(sources):
+    """name -> bodies of the functions and named lambdas defined in the sources."""
+    bodies = {}
+    for text in sources.values():
+        for m in CALLABLE.finditer(text):
+            name = m.group(1) or m.group(2)
+            if name in NOT_FUNCTIONS:
+                continue
+            i = m.end() - 1
+            if m.group(2):  # name = [captures](parameters) qualifiers { ... }
+                parsed = split_arguments(text, i)
+                if not parsed:
+                    continue
+                i = parsed[1]
+                while i < len(text) and text[i].isspace():
+                    i += 1
+                if i >= len(text) or text[i] != "(":
+                    body = block_after(text, i)
+                    if body:
+                        bodies.setdefault(name, []).append(body)
+                    continue
+            parsed = split_arguments(text, i)
+            if not parsed:
+                continue
+            q = QUALIFIERS.match(text, parsed[1])
+            body = block_after(text, q.end()) if q else ""
+            if body:
+                bodies.setdefault(name, []).append(body)
+    return bodies
+
+
+class Reach:
+    """Whether a piece of test code reaches an assertion."""
+
+    def __init__(self, sources):
+        self.bodies = function_bodies(sources)
+        self.memo = {}
+
+    def name(self, name):
+        if name not in self.memo:
+            self.memo[name] = False  # a recursive call does not assert by itself
+            self.memo[name] = any(self.code(b) for b in self.bodies.get(name, []))
+        return self.memo[name]
+
+    def code(self, text):
+        return bool(ASSERTION.search(text)) or any(
+            self.name(w) for w in set(re.findall(r"[A-Za-z_]\w*", text)) if w in self.bodies)
+
+    def silent_properties(self, body):
+        """The properties run in body (by rc::prop, rc::check or rejects) that
+        reach no assertion."""
+        silent = []
+        for m in PROPERTY_CALL.finditer(body):
+            parsed = split_arguments(body, m.end() - 1)
+            if parsed and parsed[0] and not self.code(parsed[0][-1]):
+                silent.append(parsed[0][-1])
+        return silent
 
 
 # ---------------------------------------------------------------------------
@@ -322,16 +543,32 @@ class Evidence:
     problems: list
 
 
-def collect(root):
+def collect(root, executables=None):
+    """The evidence of the tree at root. The law tests are those that the test
+    executables register (None: every test as written counts as registered,
+    which only the self-test's trees without a build use)."""
     problems = []
     laws = read_laws(root, problems)
-    tests = read_tests(root)
+    sources = read_sources(root)
+    written = read_tests(sources)
+    if executables is None:
+        registered = [Test(t.name, t.file, t.line) for t in written]
+    else:
+        registered = registered_tests(root, executables, problems)
+    for t in registered:
+        source = next((w for w in written if same_test(w, t)), None)
+        t.body = source.body if source else ""
+    for w in written:
+        if TEST_NAME.match(w.name) and not any(same_test(w, t) for t in registered):
+            problems.append(f"{w.file}:{w.line}: {TEST_NAME.match(w.name).group(1)}: test "
+                            f"\"{w.name}\" is written but no test executable registers it "
+                            "(left out by the preprocessor, or its file is not built)")
     proofs, defined = read_proofs(root, problems)
-    return Evidence(laws, tests, proofs, defined, problems)
+    return Evidence(laws, registered, proofs, defined, problems), Reach(sources)
 
 
-def check(root):
-    ev = collect(root)
+def check(root, executables=None):
+    ev, reach = collect(root, executables)
     problems, laws = ev.problems, ev.laws
     by_law = {}
     for t in ev.tests:
@@ -341,6 +578,20 @@ def check(root):
         law_id, mutant = m.group(1), bool(m.group(2))
         if law_id not in laws:
             problems.append(f"{t.file}:{t.line}: {law_id}: test \"{t.name}\" names an unknown law ID")
+            continue
+        where = f"{t.file}:{t.line}: {law_id}: test \"{t.name}\""
+        if t.hidden:
+            problems.append(f"{where} is hidden (a `[.]`-style tag): the default run skips it")
+            continue
+        if not t.body:
+            problems.append(f"{where}: its body is not found in {t.file}")
+            continue
+        if not reach.code(t.body):
+            problems.append(f"{where} asserts nothing (no REQUIRE, CHECK, RC_ASSERT... reached)")
+            continue
+        silent = reach.silent_properties(t.body)
+        if silent:
+            problems.append(f"{where} runs a property that asserts nothing: {silent[0]}")
             continue
         by_law.setdefault(law_id, {"property": [], "mutant": []})[
             "mutant" if mutant else "property"].append(t)
@@ -487,15 +738,16 @@ GOOD_SPEC = """# Chapter
 GOOD_TESTS = """// TEST_CASE("A-GHOST: a commented-out test is no test")
 #define LAW(ID, NAME, REF, MUT) \\
   TEST_CASE(ID ": " NAME) { REF; } \\
-  TEST_CASE(ID " mutant: " NAME) { MUT; }
-LAW("A-ONE", "the first law", check(f(1, 2)), reject(g(3)))
-TEST_CASE("A-TWO: the second law", "[tag]") {}
-TEST_CASE("A-TWO mutant: the second law") {}
+  TEST_CASE(ID " mutant: " NAME) { REQUIRE(rejects([] { MUT; })); }
+template <class I> void law_one(int x) { RC_ASSERT(I::f(x) == x); }
+LAW("A-ONE", "the first law", rc::prop("A-ONE", [](int x) { law_one<Ref>(x); }), law_one<Mut>(3))
+TEST_CASE("A-TWO: the second law", "[tag]") { CHECK(1 + 1 == 2); }
+TEST_CASE("A-TWO mutant: the second law") { const auto wrong = [] { REQUIRE(1 + 1 != 3); }; wrong(); }
 TEST_CASE("unit tests without an ID are not laws") {}
 SHARED_LAW("A-TWO")
 """
 
-GOOD_HEADER = """#define SHARED_LAW(ID) TEST_CASE(ID ": from a macro of a header") {}
+GOOD_HEADER = """#define SHARED_LAW(ID) TEST_CASE(ID ": from a macro of a header") { REQUIRE(true); }
 """
 
 GOOD_PROOF = """(* A comment naming (* Law: A-GHOST *) is nested and ignored. *)
@@ -538,7 +790,7 @@ def self_test():
 - Test: `property_tests/a.cpp`
 - Proof: none
 """
-    faulty_tests = GOOD_TESTS + """TEST_CASE("A-THREE: the third law") {}
+    faulty_tests = GOOD_TESTS + """TEST_CASE("A-THREE: the third law") { CHECK(true); }
 TEST_CASE("Z-UNKNOWN: a test of no law") {}
 TEST_CASE("Z-UNKNOWN mutant: a mutant of no law") {}
 """
@@ -582,16 +834,39 @@ Proof. exact I. Qed.
     return 1 if failures else 0
 
 
+def matched(problems, expected):
+    """The expected problems (substrings) that no problem shows, and the
+    problems that none of them expects; each problem answers one expectation."""
+    unmatched, missing = list(problems), []
+    for text in expected:
+        hit = next((p for p in unmatched if text in p), None)
+        if hit is None:
+            missing.append(text)
+        else:
+            unmatched.remove(hit)
+    return missing, unmatched
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser.add_argument("--build", help="build directory whose test executables are listed "
+                        "(default: ROOT/build)")
+    parser.add_argument("--exe", action="append", help="list this test executable instead "
+                        "(repeatable)")
     parser.add_argument("--check", action="store_true", help="fail on any problem")
     parser.add_argument("--write", action="store_true", help="write docs/traceability.md")
+    parser.add_argument("--expect", help="a fixture's file of expected problems, one substring "
+                        "a line: pass when exactly these are reported")
     parser.add_argument("--self-test", action="store_true", help="test the checker itself")
     args = parser.parse_args()
     if args.self_test:
         return self_test()
-    ev, by_law, proofs_of, problems = check(args.root)
+    build = args.build or os.path.join(args.root, "build")
+    executables = args.exe or catch_executables(build)
+    ev, by_law, proofs_of, problems = check(args.root, executables)
+    if not executables:
+        problems.append(f"{build}: no test executables (build the tests first, or give --build)")
     table = render(ev, by_law, proofs_of, read_measured(args.root))
     doc = os.path.join(args.root, "docs", "traceability.md")
     if args.write:
@@ -599,6 +874,16 @@ def main():
     elif not os.path.isfile(doc) or open(doc, encoding="utf-8").read() != table:
         problems.append("docs/traceability.md: not current (a stale table fails the check); "
                         "run scripts/traceability.py --write")
+    if args.expect:
+        expected = [l.rstrip("\n") for l in open(args.expect, encoding="utf-8") if l.strip()]
+        missing, unexpected = matched(problems, expected)
+        for text in missing:
+            print(f"not reported: {text}")
+        for p in unexpected:
+            print(f"unexpected report: {p}")
+        print(f"fixture {args.root}: {'FAILED' if missing or unexpected else 'passed'} "
+              f"({len(expected)} planted faults, {len(missing) + len(unexpected)} failures)")
+        return 1 if missing or unexpected else 0
     for p in problems:
         print(p)
     n_tests = sum(len(v["property"]) + len(v["mutant"]) for v in by_law.values())
