@@ -350,13 +350,15 @@ inline CounterexampleTensor parameter_tensor(const std::string &name, const Func
   return t;
 }
 
-// Their output minus the reference's, when the shapes agree.
-template <class S>
+// Their output minus the reference's (exact, or rounded where the derived
+// bound decides), when the shapes agree.
+template <class S, class R>
 void add_difference(Counterexample &c, const std::string &name, const Batch<S> &theirs,
-                    const Batch<Rational> &ref, const Shape &space) {
+                    const Batch<R> &ref, const Shape &space) {
   if (theirs.rows != ref.rows || theirs.cols != ref.cols) return;
   Batch<Rational> d(ref.rows, ref.cols);
-  for (Index k = 0; k < ref.data.size(); ++k) d.data[k] = to_rational(theirs.data[k]) - ref.data[k];
+  for (Index k = 0; k < ref.data.size(); ++k)
+    d.data[k] = to_rational(theirs.data[k]) - to_rational(ref.data[k]);
   c.tensors.push_back(batch_tensor(name + " − reference", d, space, true));
 }
 
@@ -395,12 +397,6 @@ inline double integer_magnitude(const GradedSpanMachine<double> &m, const Functi
   for (const auto *v : {&x.y.data, &x.z.data, &g.y0.data, &g.z0.data, &g.w})
     for (double e : *v) most = std::max(most, e);
   return most;
-}
-
-template <class S> Batch<Rational> to_rational_batch(const Batch<S> &b) {
-  Batch<Rational> q(b.rows, b.cols);
-  for (Index k = 0; k < b.data.size(); ++k) q.data[k] = to_rational(b.data[k]);
-  return q;
 }
 
 template <class S> Batch<double> to_double_batch(const Batch<S> &b) {
@@ -549,17 +545,27 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     const Function<S> ws = to_s(wb).column(0);
     const auto [y, z] = implementation.forward(ws, to_s(y0), to_s(z0));
     ++fwd_cases;
-    auto inputs = [&](Counterexample &c) {
+    // A failing case: its inputs, ahead of the differences already recorded.
+    auto inputs = [&](Counterexample &c, std::vector<CounterexampleTensor> more) {
       c.scalars = {{"case", std::to_string(k)}};
-      c.tensors = {parameter_tensor("w", w, params), batch_tensor("y0", y0, space),
-                   batch_tensor("z0", z0, space)};
+      std::vector<CounterexampleTensor> in{parameter_tensor("w", w, params),
+                                           batch_tensor("y0", y0, space),
+                                           batch_tensor("z0", z0, space)};
+      in.insert(in.end(), more.begin(), more.end());
+      c.tensors.insert(c.tensors.begin(), in.begin(), in.end());
+    };
+    // Their outputs minus the reference's (exact, or rounded where the bound decides).
+    auto outputs = [&](const auto &ref) {
+      add_difference(fwd_case, "y", y, ref.y, space);
+      add_difference(fwd_case, "z", z, ref.z, space);
     };
     MachineState<double> xd, e;
-    MachineState<Rational> x; // the reference, exact or rounded
+    MachineState<Rational> x; // exact cases only
     if (exact) {
       x = forward(*mq, w, y0, z0);
       fwd_fail = first_difference(y, x.y, "y");
       if (fwd_fail.empty()) fwd_fail = first_difference(z, x.z, "z");
+      if (!fwd_fail.empty()) outputs(x);
     } else if (!bound.has_forward()) {
       fwd_na = true;
       break;
@@ -569,17 +575,15 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       if (fwd_fail.empty()) fwd_fail = wrong_shape(z, n, 2, "z");
       if (fwd_fail.empty()) {
         xd = forward(md, wd, y0d, z0d);
-        x = {to_rational_batch(xd.y), to_rational_batch(xd.z)};
         e = bound.forward_error(wd, y0d, z0d, xd, to_double_batch(z), u);
         fwd_fail = first_out_of_bound(y, xd.y, e.y, "y", fwd_weak);
         if (fwd_fail.empty()) fwd_fail = first_out_of_bound(z, xd.z, e.z, "z", fwd_weak);
+        if (!fwd_fail.empty()) outputs(xd);
       }
     }
     if (!fwd_fail.empty()) {
       fwd_fail = where.str() + fwd_fail + (recoverable ? "; its linear part: CONF-SPAN-DIFF" : "");
-      inputs(fwd_case);
-      add_difference(fwd_case, "y", y, x.y, space);
-      add_difference(fwd_case, "z", z, x.z, space);
+      inputs(fwd_case, {});
       break;
     }
     if constexpr (HasMachineBackward<M>) {
@@ -587,15 +591,24 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
           implementation.backward(ws, to_s(y0), to_s(z0), to_s(gy), to_s(gz));
       const auto theirs_w = Batch<S>::from_columns(theirs.w.size(), {theirs.w});
       ++bwd_cases;
-      std::optional<Gradients<Rational>> ref; // the reference, exact or rounded
+      // Their gradients minus the reference's (exact, or rounded).
+      auto gradients = [&](const auto &g) {
+        add_difference(bwd_case, "grad_y0", theirs.y0, g.y0, space);
+        add_difference(bwd_case, "grad_z0", theirs.z0, g.z0, space);
+        if (theirs.w.size() != g.w.size()) return;
+        Function<Rational> dw(g.w.size());
+        for (Index q = 0; q < dw.size(); ++q)
+          dw[q] = to_rational(theirs.w[q]) - to_rational(g.w[q]);
+        bwd_case.tensors.push_back(parameter_tensor("grad_w − reference", dw, params, true));
+      };
       if (exact) {
         const Gradients<Rational> g = backward(*mq, w, x, gy, gz);
-        ref = g;
         bwd_fail = first_difference(theirs.y0, g.y0, "grad y0");
         if (bwd_fail.empty()) bwd_fail = first_difference(theirs.z0, g.z0, "grad z0");
         if (bwd_fail.empty())
           bwd_fail = first_difference(theirs_w, Batch<Rational>::from_columns(g.w.size(), {g.w}),
                                       "grad w");
+        if (!bwd_fail.empty()) gradients(g);
       } else if (!bound.has_backward()) {
         bwd_na = true;
       } else {
@@ -605,9 +618,6 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
           if (bwd_fail.empty()) bwd_fail = wrong_shape(*b, rows, cols, what);
         if (bwd_fail.empty()) {
           const Gradients<double> g = backward(md, wd, xd, gyd, gzd);
-          Function<Rational> gw(g.w.size());
-          for (Index q = 0; q < gw.size(); ++q) gw[q] = to_rational(g.w[q]);
-          ref = Gradients<Rational>{to_rational_batch(g.y0), to_rational_batch(g.z0), gw, {}};
           const Batch<double> yb = to_double_batch(theirs.y0), zb = to_double_batch(theirs.z0);
           const MachineState<double> eb = bound.backward_error(wd, xd, e, gyd, gzd, g, yb, zb, u);
           bwd_fail = first_out_of_bound(theirs.y0, g.y0, eb.z, "grad y0", bwd_weak);
@@ -619,22 +629,12 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                                           Batch<double>::from_columns(gb.size(), {gb}), "grad w",
                                           bwd_weak);
           }
+          if (!bwd_fail.empty()) gradients(g);
         }
       }
       if (!bwd_fail.empty()) {
         bwd_fail = where.str() + bwd_fail;
-        inputs(bwd_case);
-        bwd_case.tensors.push_back(batch_tensor("g_y", gy, space));
-        bwd_case.tensors.push_back(batch_tensor("g_z", gz, space));
-        if (ref) {
-          add_difference(bwd_case, "grad_y0", theirs.y0, ref->y0, space);
-          add_difference(bwd_case, "grad_z0", theirs.z0, ref->z0, space);
-          if (theirs.w.size() == ref->w.size()) {
-            Function<Rational> dw(ref->w.size());
-            for (Index q = 0; q < dw.size(); ++q) dw[q] = to_rational(theirs.w[q]) - ref->w[q];
-            bwd_case.tensors.push_back(parameter_tensor("grad_w − reference", dw, params, true));
-          }
-        }
+        inputs(bwd_case, {batch_tensor("g_y", gy, space), batch_tensor("g_z", gz, space)});
       }
     }
   }
