@@ -555,9 +555,10 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       c.tensors.insert(c.tensors.begin(), in.begin(), in.end());
     };
     // Their outputs minus the reference's (exact, or rounded where the bound decides).
-    auto outputs = [&](const auto &ref) {
-      add_difference(fwd_case, "y", y, ref.y, space);
-      add_difference(fwd_case, "z", z, ref.z, space);
+    // (y and z are passed, not captured: clang 14 cannot capture a structured binding.)
+    auto outputs = [&](const auto &ty, const auto &tz, const auto &ref) {
+      add_difference(fwd_case, "y", ty, ref.y, space);
+      add_difference(fwd_case, "z", tz, ref.z, space);
     };
     MachineState<double> xd, e;
     MachineState<Rational> x; // exact cases only
@@ -565,7 +566,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
       x = forward(*mq, w, y0, z0);
       fwd_fail = first_difference(y, x.y, "y");
       if (fwd_fail.empty()) fwd_fail = first_difference(z, x.z, "z");
-      if (!fwd_fail.empty()) outputs(x);
+      if (!fwd_fail.empty()) outputs(y, z, x);
     } else if (!bound.has_forward()) {
       fwd_na = true;
       break;
@@ -578,7 +579,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
         e = bound.forward_error(wd, y0d, z0d, xd, to_double_batch(z), u);
         fwd_fail = first_out_of_bound(y, xd.y, e.y, "y", fwd_weak);
         if (fwd_fail.empty()) fwd_fail = first_out_of_bound(z, xd.z, e.z, "z", fwd_weak);
-        if (!fwd_fail.empty()) outputs(xd);
+        if (!fwd_fail.empty()) outputs(y, z, xd);
       }
     }
     if (!fwd_fail.empty()) {
