@@ -64,8 +64,9 @@ inline const char *check_help =
     "                 available threads, which must give the same bits; a\n"
     "                 failure prints the case and its one-line reproduction\n"
     "  --law P        keep only the rows whose law matches the pattern P (a shell\n"
-    "                 pattern: * any text, ? one character); exit 2 when no row\n"
-    "                 matches\n"
+    "                 pattern: * any text, ? one character); the laws left out\n"
+    "                 are not run (lints and comparisons with files are run,\n"
+    "                 then filtered); exit 2 when no row matches\n"
     "  --subject P    likewise for the subject (e.g. 'conv1d (exact)')\n"
     "  --json         print the report as JSON (docs/report.schema.json)\n"
     "  --junit FILE   also write the report as JUnit XML to FILE, for CI systems\n"
@@ -77,9 +78,11 @@ inline const char *check_help =
     "Exit status: 0 all passed or not applicable, 1 a law failed or was too weak,\n"
     "2 bad input.\n";
 
-inline pm::LawResult exact_skipped(const std::string &subject, const std::string &why,
-                                   const pm::ValidateOptions &opt) {
-  return {"*", subject + " (exact)", pm::Status::not_applicable, 0, true, 0, 0, opt.seed, why};
+inline void add_exact_skipped(pm::Report &rep, const std::string &subject, const std::string &why,
+                              const pm::ValidateOptions &opt) {
+  pm::add_row(rep, opt, "*", subject + " (exact)", [&]() -> pm::LawResult {
+    return {"*", subject + " (exact)", pm::Status::not_applicable, 0, true, 0, 0, opt.seed, why};
+  });
 }
 
 // Rational arithmetic costs far more than double: beyond max_check_work_exact
@@ -113,11 +116,13 @@ inline pm::Report check_layer_file(const pm::io::LayerDescription &d, pm::Valida
                                0};
   require_check_work(size, opt, d.file);
   if (d.source_grading)
-    rep.results.push_back(pm::check_grading(d.span, *d.source_grading, *d.target_grading, name));
+    pm::add_row(rep, opt, "WF-GRADING", name, [&] {
+      return pm::check_grading(d.span, *d.source_grading, *d.target_grading, name);
+    });
   if (exact_affordable(size, opt))
     rep.append(pm::validate(d.span, name + " (exact)", opt));
   else
-    rep.results.push_back(exact_skipped(name, too_large(size, opt), opt));
+    add_exact_skipped(rep, name, too_large(size, opt), opt);
   rep.append(pm::validate(pm::io::with_scalar<double>(d.span), name + " (double)", opt));
   return rep;
 }
@@ -131,20 +136,18 @@ inline pm::Report check_machine_file(const pm::io::MachineDescription &d, pm::Va
                                m.levels()};
   require_check_work(size, opt, d.file);
   if (!pm::io::is_rational_sigma(d.sigma))
-    rep.results.push_back(
-        exact_skipped(name, "sigma " + d.sigma.name + " has no exact rational values", opt));
+    add_exact_skipped(rep, name, "sigma " + d.sigma.name + " has no exact rational values", opt);
   else if (!exact_affordable(size, opt))
-    rep.results.push_back(exact_skipped(name, too_large(size, opt), opt));
+    add_exact_skipped(rep, name, too_large(size, opt), opt);
   // The cases' scalars are k/6 with |k| ≤ 12: at most 8 bits.
   else if (const std::uint64_t bits =
                pm::io::exact_state_bits(d, pm::io::make_machine<pm::Rational>(d), 8);
            bits > pm::io::max_exact_bits)
-    rep.results.push_back(
-        exact_skipped(name,
+    add_exact_skipped(rep, name,
                       "exact rationals would grow to about " + std::to_string(bits) +
                           " bits over " + std::to_string(m.levels()) + " levels, more than " +
                           std::to_string(pm::io::max_exact_bits) + ": checked in double only",
-                      opt));
+                      opt);
   else
     rep.append(pm::validate(pm::io::make_machine<pm::Rational>(d), name + " (exact)", opt));
   rep.append(pm::validate(m, name + " (double)", opt));
@@ -175,12 +178,26 @@ inline bool matches(const std::string &pattern, const std::string &name) {
   return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
 
-// Keeps the rows selected by --law and --subject; a filter that keeps
-// nothing is bad input (a report of no row would pass vacuously).
+// The rows --law and --subject select; the law runners compute only those.
+inline pm::RowSelection row_selection(const Args &args) {
+  if (!args.has("law") && !args.has("subject")) return {};
+  return [law = args.get("law", "*"), subject = args.get("subject", "*")](const std::string &l,
+                                                                          const std::string &s) {
+    return matches(law, l) && matches(subject, s);
+  };
+}
+
+// Keeps the rows selected by --law and --subject (the lints and comparisons
+// with other files are computed whole, then filtered here); a filter that
+// keeps nothing is bad input (a report of no row would pass vacuously).
 inline void filter_rows(pm::Report &rep, const Args &args) {
   if (!args.has("law") && !args.has("subject")) return;
   const std::string law = args.get("law", "*"), subject = args.get("subject", "*");
   std::set<std::string> laws, subjects;
+  for (const auto &[l, s] : rep.left_out) {
+    laws.insert(l);
+    subjects.insert(s);
+  }
   std::vector<pm::LawResult> kept;
   for (auto &r : rep.results) {
     laws.insert(r.law);
@@ -197,10 +214,11 @@ inline void filter_rows(pm::Report &rep, const Args &args) {
   pm::require(!kept.empty(),
               "check: ", args.has("law") ? "--law " + pm::io::printable(law) + " " : std::string(),
               args.has("subject") ? "--subject " + pm::io::printable(subject) + " " : std::string(),
-              "selects none of the ", rep.results.size(),
+              "selects none of the ", rep.results.size() + rep.left_out.size(),
               " rows; expected a pattern matching a law (", some(laws), ") and a subject (",
               some(subjects), ")");
   rep.results = std::move(kept);
+  rep.left_out.clear();
 }
 
 // The command that runs a failing row again: the same file, comparisons,
@@ -227,7 +245,9 @@ inline const char *what_is_checked =
 
 inline int run_check(const Args &args) {
   const pm::ValidateOptions opt{args.number("cases", 100, pm::io::max_cases),
-                                args.number("seed", 1, ~0ull)};
+                                args.number("seed", 1, ~0ull),
+                                {},
+                                row_selection(args)};
   pm::require(opt.cases > 0, "--cases: is 0, expected at least 1 (a law that runs no case "
                              "decides nothing)");
   pm::require(args.positional.size() <= 1, "check: expected at most one MODEL.json, found ",

@@ -276,3 +276,71 @@ TEST_CASE("MACH-BACKWARD mutant: double, cotangents scaled by 1 + 2^-30 are reje
       });
   CHECK(result(r, "MACH-BACKWARD").status == Status::failed);
 }
+
+namespace {
+
+// The options that select the rows of one law.
+pm::ValidateOptions selecting(const std::string &law) {
+  pm::ValidateOptions o = options;
+  o.select = [law](const std::string &l, const std::string &) { return l == law; };
+  return o;
+}
+
+std::vector<std::string> laws_of(const std::vector<std::pair<std::string, std::string>> &rows) {
+  std::vector<std::string> laws;
+  for (const auto &row : rows) laws.push_back(row.first);
+  return laws;
+}
+
+} // namespace
+
+TEST_CASE("validator: a selection runs only the layer laws it selects") {
+  // A gradient that throws once WF-SIZES has called it: PSPAN-GRADIENT
+  // fails when it is run at all.
+  auto calls = std::make_shared<int>(0);
+  Mutant<> m = mutant();
+  m.gradient_op = [calls](const F &x, const F &g) {
+    if (++*calls > 1) throw std::runtime_error("the gradient was run");
+    return pm::SpanLayer<Q>{conv_span()}.parameter_gradient(x, g);
+  };
+  const pm::Report r = pm::validate(m, "conv", selecting("PSPAN-ADJOINT"));
+  INFO(pm::to_text(r));
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0].law == "PSPAN-ADJOINT");
+  CHECK(r.results[0].status == Status::passed);
+  CHECK(r.results[0].cases == options.cases);
+  CHECK(laws_of(r.left_out) ==
+        std::vector<std::string>{"WF-SIZES", "PSPAN-BILINEAR", "PSPAN-GRADIENT"});
+  CHECK(*calls == 1); // WF-SIZES only
+  // Unselected, the planted gradient fails its law: the test above could fail.
+  *calls = 0;
+  CHECK(result(pm::validate(m, "conv", options), "PSPAN-GRADIENT").status == Status::failed);
+}
+
+TEST_CASE("validator: a selection runs only the machine laws it selects") {
+  std::size_t backward_calls = 0;
+  const auto counting_backward = [&](const pm::Function<D> &w, const pm::MachineState<D> &x,
+                                     const pm::Batch<D> &gy, const pm::Batch<D> &gz) {
+    ++backward_calls;
+    return reference_backward(w, x, gy, gz);
+  };
+  const pm::Report r = pm::validate_machine(gm, reference_forward, counting_backward, "machine",
+                                            selecting("MACH-EQUATION"));
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0].law == "MACH-EQUATION");
+  CHECK(r.results[0].cases == options.cases);
+  CHECK(laws_of(r.left_out) ==
+        std::vector<std::string>{"MACH-CAUSALITY", "MACH-BACKWARD", "MACH-PARAM-GRADIENT"});
+  CHECK(backward_calls == 0);
+  CHECK(
+      pm::validate_machine(gm, reference_forward, counting_backward, "machine", options).passed());
+  CHECK(backward_calls > 0);
+}
+
+TEST_CASE("validator: a selection names the rows of a span it leaves out") {
+  const pm::Report r = pm::validate(conv_span(), "conv", selecting("WF-SIZES"));
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0].law == "WF-SIZES");
+  CHECK(laws_of(r.left_out) == std::vector<std::string>{"PSPAN-BILINEAR", "PSPAN-ADJOINT",
+                                                        "PSPAN-GRADIENT", "PSPAN-COMP"});
+}

@@ -8,6 +8,7 @@
 // each code is set to 0, or else halved towards 0, while the law still fails.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <random>
@@ -30,11 +31,35 @@ struct CaseShapes {
   std::vector<std::size_t> source, target, parameters;
 };
 
+// Which rows to compute, by law and subject (pmach check --law, --subject);
+// empty: every row.
+using RowSelection = std::function<bool(const std::string &law, const std::string &subject)>;
+
 struct ValidateOptions {
   std::size_t cases = 100;
   std::uint64_t seed = 1;
   CaseShapes shapes = {};
+  RowSelection select = {};
+
+  bool selects(const std::string &law, const std::string &subject) const {
+    return !select || select(law, subject);
+  }
 };
+
+// Appends the row of `law` on `subject`: run() when opt selects it, else
+// only its name, to Report::left_out, without running anything.
+template <class Run>
+void add_row(Report &rep, const ValidateOptions &opt, const std::string &law,
+             const std::string &subject, Run &&run) {
+  if (!opt.selects(law, subject)) {
+    rep.left_out.emplace_back(law, subject);
+    return;
+  }
+  rep.results.push_back(run());
+  require(rep.results.back().law == law && rep.results.back().subject == subject, "the row of ",
+          law, " on ", subject, " came back as ", rep.results.back().law, " on ",
+          rep.results.back().subject);
+}
 
 namespace validation {
 

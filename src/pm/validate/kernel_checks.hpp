@@ -240,21 +240,19 @@ template <class T> Comparison gradient(const kernels::GraphProblem<T> &p) {
   return kernels::compare_graph_gradient(p);
 }
 
+// The subject of the KERNEL-THREADS row of a kernel.
+inline std::string threads_subject(const std::string &kernel) {
+  return kernel + ", 1 and " + std::to_string(omp_get_max_threads()) + " threads";
+}
+
 // KERNEL-THREADS: the outputs of every pass with one thread and with all
 // available threads have the same bits.
 template <class Make>
 LawResult threads_row(const std::string &subject, const ValidateOptions &opt, std::uint64_t salt,
                       const Source &source, Make make) {
   const int threads = omp_get_max_threads();
-  LawResult r{"KERNEL-THREADS",
-              subject + ", 1 and " + std::to_string(threads) + " threads",
-              Status::passed,
-              0,
-              true,
-              0,
-              0,
-              opt.seed,
-              ""};
+  LawResult r{
+      "KERNEL-THREADS", threads_subject(subject), Status::passed, 0, true, 0, 0, opt.seed, ""};
   r.measured = false;
   if (threads < 2) {
     r.status = Status::not_applicable;
@@ -285,13 +283,18 @@ void machine_rows(Report &rep, const std::array<std::string, 3> &laws, const std
                   const ValidateOptions &opt, std::uint64_t salt, const Source &source, Make make) {
   const std::string type = std::string(" (") + kernels::type_name(T()) + ")";
   auto problem = [&](std::mt19937 &g) { return make(T(), g); };
-  rep.results.push_back(row(laws[0], name + " forward" + type, opt, salt, source, problem,
-                            [](const auto &p) { return kernels::compare_forward(p); }));
-  rep.results.push_back(row(laws[1], name + " dual" + type, opt, salt, source, problem,
-                            [](const auto &p) { return kernels::compare_backward(p, false); }));
-  rep.results.push_back(row(laws[2], name + " gradient" + type, opt, salt, source, problem,
-                            [](const auto &p) { return kernels::compare_backward(p, true); }));
-  rep.results.push_back(threads_row(name + type, opt, salt, source, problem));
+  auto pass = [&](const std::string &law, const std::string &subject, auto compare) {
+    add_row(rep, opt, law, subject,
+            [&] { return row(law, subject, opt, salt, source, problem, compare); });
+  };
+  pass(laws[0], name + " forward" + type,
+       [](const auto &p) { return kernels::compare_forward(p); });
+  pass(laws[1], name + " dual" + type,
+       [](const auto &p) { return kernels::compare_backward(p, false); });
+  pass(laws[2], name + " gradient" + type,
+       [](const auto &p) { return kernels::compare_backward(p, true); });
+  add_row(rep, opt, "KERNEL-THREADS", threads_subject(name + type),
+          [&] { return threads_row(name + type, opt, salt, source, problem); });
 }
 
 // The rows of a layer kernel in T: forward, transpose and gradient, and threads.
@@ -300,13 +303,15 @@ void layer_rows(Report &rep, const std::string &law, const std::string &name,
                 const ValidateOptions &opt, std::uint64_t salt, const Source &source, Make make) {
   const std::string type = std::string(" (") + kernels::type_name(T()) + ")";
   auto problem = [&](std::mt19937 &g) { return make(T(), g); };
-  rep.results.push_back(row(law, name + " forward" + type, opt, salt, source, problem,
-                            [](const auto &p) { return layer(p, false); }));
-  rep.results.push_back(row(law, name + " transpose" + type, opt, salt, source, problem,
-                            [](const auto &p) { return layer(p, true); }));
-  rep.results.push_back(row(law, name + " gradient" + type, opt, salt, source, problem,
-                            [](const auto &p) { return gradient(p); }));
-  rep.results.push_back(threads_row(name + type, opt, salt, source, problem));
+  auto pass = [&](const std::string &subject, auto compare) {
+    add_row(rep, opt, law, subject,
+            [&] { return row(law, subject, opt, salt, source, problem, compare); });
+  };
+  pass(name + " forward" + type, [](const auto &p) { return layer(p, false); });
+  pass(name + " transpose" + type, [](const auto &p) { return layer(p, true); });
+  pass(name + " gradient" + type, [](const auto &p) { return gradient(p); });
+  add_row(rep, opt, "KERNEL-THREADS", threads_subject(name + type),
+          [&] { return threads_row(name + type, opt, salt, source, problem); });
 }
 
 template <class T> void generated_rows(Report &rep, const ValidateOptions &opt) {
@@ -419,15 +424,11 @@ inline Report check_kernels(const io::LayerDescription &d, const std::string &na
 inline Report check_kernels(const io::MachineDescription &d, const std::string &name,
                             const ValidateOptions &opt) {
   Report rep;
-  if (!d.seed) {
-    rep.results.push_back(kernel_checks::no_kernel(
-        name, "a machine given by its parts has no kernel: it runs the reference solver", opt));
-    return rep;
-  }
-  if (!kernels::activation_of(io::make_sigma<double>(d.sigma))) {
-    rep.results.push_back(kernel_checks::no_kernel(
-        name, "sigma " + d.sigma.name + " has no kernel: the machine runs the reference solver",
-        opt));
+  if (!d.seed || !kernels::activation_of(io::make_sigma<double>(d.sigma))) {
+    const std::string why =
+        !d.seed ? "a machine given by its parts has no kernel: it runs the reference solver"
+                : "sigma " + d.sigma.name + " has no kernel: the machine runs the reference solver";
+    add_row(rep, opt, "KERNEL-*", name, [&] { return kernel_checks::no_kernel(name, why, opt); });
     return rep;
   }
   kernel_checks::model_rows<float>(rep, d, name, opt);

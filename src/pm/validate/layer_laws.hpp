@@ -92,7 +92,8 @@ template <Layer L> LawResult check_sizes(const L &l, const std::string &subject)
 } // namespace validation
 
 // Runs WF-SIZES and the layer laws; the laws are skipped (not applicable)
-// when the sizes are wrong, since their sides would not even be comparable.
+// when the sizes are wrong, since their sides would not even be comparable
+// (so WF-SIZES, three calls, runs even when opt.select leaves its row out).
 template <Layer L>
 Report validate(const L &layer, const std::string &subject = "layer",
                 const ValidateOptions &opt = {}) {
@@ -100,55 +101,58 @@ Report validate(const L &layer, const std::string &subject = "layer",
   using S = typename L::scalar_type;
   using F = Function<S>;
   Report rep;
-  rep.results.push_back(check_sizes(layer, subject));
+  const LawResult sizes = check_sizes(layer, subject);
+  add_row(rep, opt, sizes.law, subject, [&] { return sizes; });
   const Index x = layer.source_size(), y = layer.target_size(), p = layer.parameter_size();
   const std::size_t e = terms(layer);
   const char *laws[] = {"PSPAN-BILINEAR", "PSPAN-ADJOINT", "PSPAN-GRADIENT"};
-  if (rep.results.back().status == Status::failed) {
+  if (sizes.status == Status::failed) {
     for (const char *law : laws)
-      rep.results.push_back(
-          {law, subject, Status::not_applicable, 0, true, 0, 0, opt.seed, "WF-SIZES failed"});
+      add_row(rep, opt, law, subject, [&]() -> LawResult {
+        return {law, subject, Status::not_applicable, 0, true, 0, 0, opt.seed, "WF-SIZES failed"};
+      });
     return rep;
   }
   // L_w(αφ + βφ') = αL_wφ + βL_wφ' and L_{αw+βw'}φ = αL_wφ + βL_{w'}φ.
-  rep.results.push_back(run_sides("PSPAN-BILINEAR", subject, layer,
-                                  {{"w", p, On::parameters},
-                                   {"w'", p, On::parameters},
-                                   {"φ", x, On::source},
-                                   {"φ'", x, On::source},
-                                   {"α β", 2}},
-                                  e + 6, opt, [](const L &l, const std::vector<F> &v) {
-                                    const F &w = v[0], &w2 = v[1], &phi = v[2], &phi2 = v[3];
-                                    const S a = v[4][0], b = v[4][1];
-                                    const F lw = l.apply(w, phi);
-                                    return std::pair{
-                                        concat(l.apply(w, add(scale(a, phi), scale(b, phi2))),
+  add_row(rep, opt, laws[0], subject, [&] {
+    return run_sides(laws[0], subject, layer,
+                     {{"w", p, On::parameters},
+                      {"w'", p, On::parameters},
+                      {"φ", x, On::source},
+                      {"φ'", x, On::source},
+                      {"α β", 2}},
+                     e + 6, opt, [](const L &l, const std::vector<F> &v) {
+                       const F &w = v[0], &w2 = v[1], &phi = v[2], &phi2 = v[3];
+                       const S a = v[4][0], b = v[4][1];
+                       const F lw = l.apply(w, phi);
+                       return std::pair{concat(l.apply(w, add(scale(a, phi), scale(b, phi2))),
                                                l.apply(add(scale(a, w), scale(b, w2)), phi)),
                                         concat(add(scale(a, lw), scale(b, l.apply(w, phi2))),
                                                add(scale(a, lw), scale(b, l.apply(w2, phi))))};
-                                  }));
+                     });
+  });
   const std::size_t n_pair = e + x + y + p + 4;
   // ⟨g, L_w φ⟩ = ⟨L_wᵀ g, φ⟩.
-  rep.results.push_back(
-      run_sides("PSPAN-ADJOINT", subject, layer,
-                {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair, opt,
-                [](const L &l, const std::vector<F> &v) {
-                  return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
-                                   F{dot(l.apply_transpose(v[0], v[2]), v[1])}};
-                }));
+  add_row(rep, opt, laws[1], subject, [&] {
+    return run_sides(laws[1], subject, layer,
+                     {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair,
+                     opt, [](const L &l, const std::vector<F> &v) {
+                       return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
+                                        F{dot(l.apply_transpose(v[0], v[2]), v[1])}};
+                     });
+  });
   // ⟨g, L_w φ⟩ = ⟨w, ∇_w⟨g, L_w φ⟩⟩ (Euler's identity for a linear function of w).
-  if (p == 0) {
-    rep.results.push_back({"PSPAN-GRADIENT", subject, Status::not_applicable, 0, true, 0, 0,
-                           opt.seed, "the layer has no parameters"});
-  } else {
-    rep.results.push_back(
-        run_sides("PSPAN-GRADIENT", subject, layer,
-                  {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair,
-                  opt, [](const L &l, const std::vector<F> &v) {
-                    return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
-                                     F{dot(v[0], l.parameter_gradient(v[1], v[2]))}};
-                  }));
-  }
+  add_row(rep, opt, laws[2], subject, [&]() -> LawResult {
+    if (p == 0)
+      return {laws[2], subject,  Status::not_applicable,       0, true, 0,
+              0,       opt.seed, "the layer has no parameters"};
+    return run_sides(laws[2], subject, layer,
+                     {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair,
+                     opt, [](const L &l, const std::vector<F> &v) {
+                       return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
+                                        F{dot(v[0], l.parameter_gradient(v[1], v[2]))}};
+                     });
+  });
   return rep;
 }
 
@@ -218,9 +222,11 @@ Report validate(const ParametricSpan<S> &a, const std::string &subject = "span",
                 const ValidateOptions &opt = {}) {
   a.validate(subject);
   Report rep = validate(SpanLayer<S>{a}, subject, opt);
-  rep.results.push_back(validation::composition_law(
-      a, subject, opt,
-      [](const ParametricSpan<S> &y, const ParametricSpan<S> &x) { return compose(y, x); }));
+  add_row(rep, opt, "PSPAN-COMP", subject, [&] {
+    return validation::composition_law(
+        a, subject, opt,
+        [](const ParametricSpan<S> &y, const ParametricSpan<S> &x) { return compose(y, x); });
+  });
   return rep;
 }
 

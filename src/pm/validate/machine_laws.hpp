@@ -73,63 +73,71 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
 
   // MACH-CAUSALITY: the forward pass at every level k, against inputs
   // redrawn on the grades above k.
-  rep.results.push_back(run_law("MACH-CAUSALITY", subject,
-                                {{"w", p, On::parameters},
-                                 {"y0", n, On::source},
-                                 {"z0", n, On::source},
-                                 {"y0'", n, On::source},
-                                 {"z0'", n, On::source}},
-                                range, true, opt, [&](const Codes &c) {
-                                  const auto v = values<S>(c);
-                                  Comparison cmp;
-                                  cmp.vacuous = false;
-                                  const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
-                                  for (Index k = 1; k <= m.levels() && cmp.ok; ++k) {
-                                    F y0 = v[3], z0 = v[4];
-                                    for (Index i = 0; i < n; ++i)
-                                      if (m.grading()(i) <= k) y0[i] = v[1][i], z0[i] = v[2][i];
-                                    const MachineState<S> x2 = fwd(v[0], column(y0), column(z0));
-                                    for (Index i = 0; i < n && cmp.ok; ++i)
-                                      if (m.grading()(i) <= k && (!(x.y(i, 0) == x2.y(i, 0)) ||
-                                                                  !(x.z(i, 0) == x2.z(i, 0)))) {
-                                        cmp.ok = false;
-                                        cmp.where = "index " + std::to_string(i) + " of grade " +
-                                                    std::to_string(m.grading()(i)) +
-                                                    " changes with the inputs of grades above " +
-                                                    std::to_string(k) + " (inputs y0', z0' there)";
-                                      }
-                                  }
-                                  return cmp;
-                                }));
+  add_row(rep, opt, "MACH-CAUSALITY", subject, [&] {
+    return run_law("MACH-CAUSALITY", subject,
+                   {{"w", p, On::parameters},
+                    {"y0", n, On::source},
+                    {"z0", n, On::source},
+                    {"y0'", n, On::source},
+                    {"z0'", n, On::source}},
+                   range, true, opt, [&](const Codes &c) {
+                     const auto v = values<S>(c);
+                     Comparison cmp;
+                     cmp.vacuous = false;
+                     const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
+                     for (Index k = 1; k <= m.levels() && cmp.ok; ++k) {
+                       F y0 = v[3], z0 = v[4];
+                       for (Index i = 0; i < n; ++i)
+                         if (m.grading()(i) <= k) y0[i] = v[1][i], z0[i] = v[2][i];
+                       const MachineState<S> x2 = fwd(v[0], column(y0), column(z0));
+                       for (Index i = 0; i < n && cmp.ok; ++i)
+                         if (m.grading()(i) <= k &&
+                             (!(x.y(i, 0) == x2.y(i, 0)) || !(x.z(i, 0) == x2.z(i, 0)))) {
+                           cmp.ok = false;
+                           cmp.where = "index " + std::to_string(i) + " of grade " +
+                                       std::to_string(m.grading()(i)) +
+                                       " changes with the inputs of grades above " +
+                                       std::to_string(k) + " (inputs y0', z0' there)";
+                         }
+                     }
+                     return cmp;
+                   });
+  });
 
   // MACH-EQUATION.
-  rep.results.push_back(run_law(
-      "MACH-EQUATION", subject,
-      {{"w", p, On::parameters}, {"y0", n, On::source}, {"z0", n, On::source}}, range, is_exact<S>,
-      opt, [&](const Codes &c) {
-        const auto v = values<S>(c);
-        const F wc = clean(m.span(), m.grading(), v[0]);
-        const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
-        const F y = x.y.column(0), z = x.z.column(0);
-        F sy(n), msy(n);
-        for (Index i = 0; i < n; ++i) {
-          sy[i] = m.sigma().value(y[i], i, 0);
-          msy[i] = magnitude(sy[i]);
-        }
-        const F lhs = concat(y, z), rhs = concat(add(v[1], act(m.span(), wc, z)), add(v[2], sy));
-        if constexpr (is_exact<S>)
-          return compare<S>(lhs, rhs, {}, {}, rounds);
-        else {
-          const F mag = concat(add(magnitude(v[1]), act(abs_span, magnitude(wc), magnitude(z))),
-                               add(magnitude(v[2]), msy));
-          return compare<S>(lhs, rhs, mag, mag, rounds);
-        }
-      }));
+  add_row(rep, opt, "MACH-EQUATION", subject, [&] {
+    return run_law("MACH-EQUATION", subject,
+                   {{"w", p, On::parameters}, {"y0", n, On::source}, {"z0", n, On::source}}, range,
+                   is_exact<S>, opt, [&](const Codes &c) {
+                     const auto v = values<S>(c);
+                     const F wc = clean(m.span(), m.grading(), v[0]);
+                     const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
+                     const F y = x.y.column(0), z = x.z.column(0);
+                     F sy(n), msy(n);
+                     for (Index i = 0; i < n; ++i) {
+                       sy[i] = m.sigma().value(y[i], i, 0);
+                       msy[i] = magnitude(sy[i]);
+                     }
+                     const F lhs = concat(y, z),
+                             rhs = concat(add(v[1], act(m.span(), wc, z)), add(v[2], sy));
+                     if constexpr (is_exact<S>)
+                       return compare<S>(lhs, rhs, {}, {}, rounds);
+                     else {
+                       const F mag =
+                           concat(add(magnitude(v[1]), act(abs_span, magnitude(wc), magnitude(z))),
+                                  add(magnitude(v[2]), msy));
+                       return compare<S>(lhs, rhs, mag, mag, rounds);
+                     }
+                   });
+  });
 
   if constexpr (std::is_null_pointer_v<std::decay_t<Backward>>) {
     for (const char *law : {"MACH-BACKWARD", "MACH-PARAM-GRADIENT"})
-      rep.results.push_back({law, subject, Status::not_applicable, 0, true, 0, 0, opt.seed,
-                             "the implementation has no backward pass"});
+      add_row(rep, opt, law, subject, [&]() -> LawResult {
+        return {law, subject,  Status::not_applicable,
+                0,   true,     0,
+                0,   opt.seed, "the implementation has no backward pass"};
+      });
     return rep;
   } else {
     // The pairing of the tangent machine, forward (lhs) and through backward (rhs).
@@ -145,26 +153,29 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
       return std::pair{F{pairing(d.y, gy) + pairing(d.z, gz)},
                        F{pairing(g.y0, dy0) + pairing(g.z0, dz0)}};
     };
-    rep.results.push_back(run_law(
-        "MACH-BACKWARD", subject,
-        {{"w", p, On::parameters},
-         {"y0", n, On::source},
-         {"z0", n, On::source},
-         {"ẏ0", n, On::source},
-         {"ż0", n, On::source},
-         {"g_y", n, On::source},
-         {"g_z", n, On::source}},
-        range, is_exact<S>, opt, [&](const Codes &c) {
-          const auto v = values<S>(c);
-          const auto [lhs, rhs] = adjoint_sides(v[0], v[1], v[2], v[3], v[4], v[5], v[6], false);
-          if constexpr (is_exact<S>)
-            return compare<S>(lhs, rhs, {}, {}, rounds);
-          else {
-            const auto [ml, mr] = adjoint_sides(v[0], v[1], v[2], magnitude(v[3]), magnitude(v[4]),
-                                                magnitude(v[5]), magnitude(v[6]), true);
-            return compare<S>(lhs, rhs, ml, mr, rounds);
-          }
-        }));
+    add_row(rep, opt, "MACH-BACKWARD", subject, [&] {
+      return run_law("MACH-BACKWARD", subject,
+                     {{"w", p, On::parameters},
+                      {"y0", n, On::source},
+                      {"z0", n, On::source},
+                      {"ẏ0", n, On::source},
+                      {"ż0", n, On::source},
+                      {"g_y", n, On::source},
+                      {"g_z", n, On::source}},
+                     range, is_exact<S>, opt, [&](const Codes &c) {
+                       const auto v = values<S>(c);
+                       const auto [lhs, rhs] =
+                           adjoint_sides(v[0], v[1], v[2], v[3], v[4], v[5], v[6], false);
+                       if constexpr (is_exact<S>)
+                         return compare<S>(lhs, rhs, {}, {}, rounds);
+                       else {
+                         const auto [ml, mr] =
+                             adjoint_sides(v[0], v[1], v[2], magnitude(v[3]), magnitude(v[4]),
+                                           magnitude(v[5]), magnitude(v[6]), true);
+                         return compare<S>(lhs, rhs, ml, mr, rounds);
+                       }
+                     });
+    });
 
     // MACH-PARAM-GRADIENT: the tangent along ẇ is driven by ẏ₀ = L_clean(ẇ) z.
     auto gradient_sides = [&](const F &w, const F &dw, const F &y0, const F &z0, const F &gy,
@@ -184,31 +195,38 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
       // invalid parameters, which the machine ignores.
       return std::pair{F{pairing(d.y, gy) + pairing(d.z, gz)}, F{dot(g.w, dw)}};
     };
-    if (p == 0) {
-      rep.results.push_back({"MACH-PARAM-GRADIENT", subject, Status::not_applicable, 0, true, 0, 0,
-                             opt.seed, "the machine has no parameters"});
-    } else {
-      rep.results.push_back(run_law("MACH-PARAM-GRADIENT", subject,
-                                    {{"w", p, On::parameters},
-                                     {"ẇ", p, On::parameters},
-                                     {"y0", n, On::source},
-                                     {"z0", n, On::source},
-                                     {"g_y", n, On::source},
-                                     {"g_z", n, On::source}},
-                                    range, is_exact<S>, opt, [&](const Codes &c) {
-                                      const auto v = values<S>(c);
-                                      const auto [lhs, rhs] =
-                                          gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);
-                                      if constexpr (is_exact<S>)
-                                        return compare<S>(lhs, rhs, {}, {}, rounds);
-                                      else {
-                                        const auto [ml, mr] =
-                                            gradient_sides(v[0], magnitude(v[1]), v[2], v[3],
-                                                           magnitude(v[4]), magnitude(v[5]), true);
-                                        return compare<S>(lhs, rhs, ml, mr, rounds);
-                                      }
-                                    }));
-    }
+    add_row(rep, opt, "MACH-PARAM-GRADIENT", subject, [&]() -> LawResult {
+      if (p == 0)
+        return {"MACH-PARAM-GRADIENT",
+                subject,
+                Status::not_applicable,
+                0,
+                true,
+                0,
+                0,
+                opt.seed,
+                "the machine has no parameters"};
+      return run_law("MACH-PARAM-GRADIENT", subject,
+                     {{"w", p, On::parameters},
+                      {"ẇ", p, On::parameters},
+                      {"y0", n, On::source},
+                      {"z0", n, On::source},
+                      {"g_y", n, On::source},
+                      {"g_z", n, On::source}},
+                     range, is_exact<S>, opt, [&](const Codes &c) {
+                       const auto v = values<S>(c);
+                       const auto [lhs, rhs] =
+                           gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);
+                       if constexpr (is_exact<S>)
+                         return compare<S>(lhs, rhs, {}, {}, rounds);
+                       else {
+                         const auto [ml, mr] =
+                             gradient_sides(v[0], magnitude(v[1]), v[2], v[3], magnitude(v[4]),
+                                            magnitude(v[5]), true);
+                         return compare<S>(lhs, rhs, ml, mr, rounds);
+                       }
+                     });
+    });
     return rep;
   }
 }

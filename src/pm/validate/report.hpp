@@ -109,6 +109,9 @@ struct LawResult {
 
 struct Report {
   std::vector<LawResult> results;
+  // The rows that ValidateOptions::select left out, not computed, by law and
+  // subject: what a selection of nothing can name instead.
+  std::vector<std::pair<std::string, std::string>> left_out = {};
 
   bool passed() const {
     for (const auto &r : results)
@@ -117,6 +120,7 @@ struct Report {
   }
   void append(const Report &other) {
     results.insert(results.end(), other.results.begin(), other.results.end());
+    left_out.insert(left_out.end(), other.left_out.begin(), other.left_out.end());
   }
 };
 
