@@ -12,12 +12,16 @@
 #include "pm/kernels.hpp"
 
 #include "pm/kernels/check_cases.hpp"
+#include "support/case_ranges.hpp"
 #include "support/kernel_check.hpp"
 #include "support/law.hpp"
 
 using namespace pm;
 using namespace pm::kernels;
+using pm_test::in;
+using pm_test::one_of;
 using pm_test::verdict;
+namespace ranges = pm::kernels::case_ranges;
 
 namespace {
 
@@ -30,20 +34,19 @@ template <class T> void check_backward(const MachineProblem<T> &p, bool gradient
 
 rc::Gen<CaseCommon> commons() {
   return rc::gen::build<CaseCommon>(
-      rc::gen::set(&CaseCommon::batch, rc::gen::inRange<Index>(1, 8)),
-      rc::gen::set(&CaseCommon::piece, rc::gen::element<Index>(1, 2, 3, 128)),
-      rc::gen::set(&CaseCommon::sigma,
-                   rc::gen::element(Activation::identity, Activation::tanh, Activation::sigmoid)),
+      rc::gen::set(&CaseCommon::batch, in(ranges::batch)),
+      rc::gen::set(&CaseCommon::piece, one_of(ranges::pieces)),
+      rc::gen::set(&CaseCommon::sigma, one_of(ranges::sigmas)),
       rc::gen::set(&CaseCommon::seed, rc::gen::arbitrary<std::uint32_t>()));
 }
 
 // Channel blocks: size 1 often; for dense also empty blocks.
-rc::Gen<std::vector<Index>> blocks(Index max_blocks, Index min_size, Index max_size) {
-  const auto block = rc::gen::weightedOneOf<Index>(
-      {{Index(min_size == 0 ? 2 : 0), rc::gen::just<Index>(0)},
-       {3, rc::gen::just<Index>(1)},
-       {6, rc::gen::inRange<Index>(std::max<Index>(min_size, 2), max_size + 1)}});
-  return rc::gen::resize(max_blocks,
+rc::Gen<std::vector<Index>> blocks(const ranges::Blocks &b) {
+  const auto block =
+      rc::gen::weightedOneOf<Index>({{std::size_t(b.empty_weight()), rc::gen::just<Index>(0)},
+                                     {std::size_t(b.one_weight), rc::gen::just<Index>(1)},
+                                     {std::size_t(b.more_weight), in(b.more())}});
+  return rc::gen::resize(int(b.max_blocks),
                          rc::gen::nonEmpty(rc::gen::container<std::vector<Index>>(block)));
 }
 
@@ -133,17 +136,17 @@ MachineProblem<double> timeblock_off(const RecurCase &rc) {
 namespace rc {
 template <> struct Arbitrary<DenseCase> {
   static Gen<DenseCase> arbitrary() {
-    return gen::build<DenseCase>(gen::set(&DenseCase::dims, blocks(6, 0, 12)),
+    return gen::build<DenseCase>(gen::set(&DenseCase::dims, blocks(ranges::dense_blocks)),
                                  gen::set(&DenseCase::c, commons()));
   }
 };
 // Lengths from 1 (shorter than the padding) up; padding on either side.
 template <> struct Arbitrary<ConvCase> {
   static Gen<ConvCase> arbitrary() {
-    return gen::build<ConvCase>(gen::set(&ConvCase::dims, blocks(4, 1, 5)),
-                                gen::set(&ConvCase::length, gen::inRange<Index>(1, 10)),
-                                gen::set(&ConvCase::lo, gen::inRange<Index>(0, 4)),
-                                gen::set(&ConvCase::hi, gen::inRange<Index>(0, 4)),
+    return gen::build<ConvCase>(gen::set(&ConvCase::dims, blocks(ranges::conv_blocks)),
+                                gen::set(&ConvCase::length, in(ranges::conv_length)),
+                                gen::set(&ConvCase::lo, in(ranges::conv_pad)),
+                                gen::set(&ConvCase::hi, in(ranges::conv_pad)),
                                 gen::set(&ConvCase::c, commons()));
   }
 };
@@ -152,10 +155,9 @@ template <Index Axes> struct Arbitrary<GridCase<Axes>> {
   static Gen<GridCase<Axes>> arbitrary() {
     return gen::exec([] {
       GridCase<Axes> c;
-      c.dims = *blocks(3, 1, 4);
-      for (Index j = 0; j < Axes; ++j)
-        c.extents.push_back(*gen::inRange<Index>(1, Axes == 2 ? 6 : 4));
-      for (Index j = 0; j < 2 * Axes; ++j) c.pad.push_back(*gen::inRange<Index>(0, 3));
+      c.dims = *blocks(ranges::grid_blocks);
+      for (Index j = 0; j < Axes; ++j) c.extents.push_back(*in(ranges::grid_extent<Axes>));
+      for (Index j = 0; j < 2 * Axes; ++j) c.pad.push_back(*in(ranges::grid_pad));
       c.c = *commons();
       return c;
     });
@@ -165,10 +167,10 @@ template <Index Axes> struct Arbitrary<GridCase<Axes>> {
 // beyond the length.
 template <> struct Arbitrary<RecurCase> {
   static Gen<RecurCase> arbitrary() {
-    return gen::build<RecurCase>(gen::set(&RecurCase::dims, blocks(3, 1, 4)),
-                                 gen::set(&RecurCase::length, gen::inRange<Index>(1, 13)),
-                                 gen::set(&RecurCase::max_lag, gen::inRange<Index>(0, 7)),
-                                 gen::set(&RecurCase::timeblock, gen::inRange<Index>(1, 6)),
+    return gen::build<RecurCase>(gen::set(&RecurCase::dims, blocks(ranges::recur_blocks)),
+                                 gen::set(&RecurCase::length, in(ranges::recur_length)),
+                                 gen::set(&RecurCase::max_lag, in(ranges::recur_lag)),
+                                 gen::set(&RecurCase::timeblock, in(ranges::recur_timeblock)),
                                  gen::set(&RecurCase::c, commons()));
   }
 };

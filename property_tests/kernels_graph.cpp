@@ -61,7 +61,9 @@ namespace rc {
 // 1 to 12 nodes, up to 40 edges (so isolated nodes occur), 1 to 5 channels
 // each way, batches from 1.
 template <> struct Arbitrary<GraphCase> {
-  static Gen<GraphCase> arbitrary() { return pm_test::graph_cases(12, 40, 5); }
+  static Gen<GraphCase> arbitrary() {
+    return pm_test::graph_cases(kernels::case_ranges::graph_sizes);
+  }
 };
 } // namespace rc
 

@@ -79,29 +79,31 @@ template <class T> void check_all(const Problem<T> &p) {
 } // namespace
 
 namespace rc {
-// Sets of size 1 to 6, and empty one time in ten; a square span (source =
-// target) half of the time; an empty apex one time in ten; batches from 1.
-// (RapidCheck's ranges grow with the case size, so early cases are small.)
+// The sizes of pm::kernels::case_ranges::span_sizes. (RapidCheck's ranges
+// grow with the case size, so early cases are small.)
 inline Gen<Index> set_size(Index max) {
+  using Sizes = kernels::case_ranges::SpanSizes;
   return gen::weightedOneOf<Index>(
-      {{1, gen::just<Index>(0)}, {9, gen::inRange<Index>(1, max + 1)}});
+      {{Sizes::empty_weight, gen::just<Index>(0)}, {Sizes::set_weight, pm_test::in({1, max})}});
 }
 template <> struct Arbitrary<SpanCase> {
   static Gen<SpanCase> arbitrary() {
     return gen::exec([] {
+      constexpr auto sizes = kernels::case_ranges::span_sizes;
       SpanCase c;
-      c.source = *set_size(6);
-      c.target = *gen::weightedOneOf<Index>({{1, gen::just(c.source)}, {1, set_size(6)}});
-      c.parameters = *set_size(5);
-      c.apex = *set_size(40);
-      c.batch = *gen::inRange<Index>(1, 6);
+      c.source = *set_size(sizes.max_set);
+      c.target =
+          *gen::weightedOneOf<Index>({{1, gen::just(c.source)}, {1, set_size(sizes.max_set)}});
+      c.parameters = *set_size(sizes.max_parameters);
+      c.apex = *set_size(sizes.max_apex);
+      c.batch = *pm_test::in(sizes.batch);
       c.seed = *gen::arbitrary<std::uint32_t>();
       return c;
     });
   }
 };
 template <> struct Arbitrary<GraphCase> {
-  static Gen<GraphCase> arbitrary() { return pm_test::graph_cases(8, 20, 3); }
+  static Gen<GraphCase> arbitrary() { return pm_test::graph_cases({8, 20, 3, {1, 5}}); }
 };
 } // namespace rc
 

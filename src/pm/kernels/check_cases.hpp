@@ -4,6 +4,7 @@
 // seed, the one line that describes (and reproduces) the case, and the
 // problem it makes: the reference graded span machine of src/pm/layers/ in
 // long double and the kernel on the same shape.
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -49,6 +50,64 @@ struct RecurCase {
   Index length = 1, max_lag = 0, timeblock = 1;
   CaseCommon c;
 };
+
+// ---- The ranges of the generated cases ---------------------------------
+// One definition for both generators of cases: RapidCheck's, in
+// property_tests/kernels*.cpp (they shrink a failure, and their ranges grow
+// with RapidCheck's case size, so early cases are small), and the seeded
+// draws of `pmach check --kernels` (src/pm/validate/kernel_checks.hpp, which
+// reproduce case k from the seed S + k alone). Bounds are inclusive.
+
+struct Range {
+  Index lo, hi;
+};
+
+// From below the padding and the time block up to a few channels per block.
+namespace case_ranges {
+
+inline constexpr Range batch{1, 7};
+inline constexpr Index pieces[] = {1, 2, 3, 128}; // 1 to 3 samples per piece, and all at once
+inline constexpr Activation sigmas[] = {Activation::identity, Activation::tanh,
+                                        Activation::sigmoid};
+
+// Channel blocks: 1 to max_blocks blocks, each empty (only when min_size is
+// 0), of one channel, or of max(min_size, 2) to max_size channels, in the
+// proportions of the weights.
+struct Blocks {
+  Index max_blocks, min_size, max_size;
+  Index empty_weight() const { return min_size == 0 ? 2 : 0; }
+  static constexpr Index one_weight = 3, more_weight = 6;
+  Range more() const { return {std::max<Index>(min_size, 2), max_size}; }
+};
+inline constexpr Blocks dense_blocks{6, 0, 12};
+inline constexpr Blocks conv_blocks{4, 1, 5};
+inline constexpr Blocks grid_blocks{3, 1, 4};
+inline constexpr Blocks recur_blocks{3, 1, 4};
+
+inline constexpr Range conv_length{1, 9}, conv_pad{0, 3};
+template <Index Axes> inline constexpr Range grid_extent{1, Axes == 2 ? 5 : 3};
+inline constexpr Range grid_pad{0, 2};
+inline constexpr Range recur_length{1, 12}, recur_lag{0, 6}, recur_timeblock{1, 5};
+
+// Span kernel: sets of 1 to max elements, empty one time in
+// `1 + set_weight`; a square span (source = target) half of the time.
+struct SpanSizes {
+  Index max_set, max_parameters, max_apex;
+  Range batch;
+  static constexpr Index empty_weight = 1, set_weight = 9;
+};
+inline constexpr SpanSizes span_sizes{6, 5, 40, {1, 5}};
+
+// Graph convolutions: 1 to max_nodes nodes, 0 to max_edges edges (so that
+// isolated nodes occur), 1 to max_channels channels each way.
+struct GraphSizes {
+  Index max_nodes, max_edges, max_channels;
+  Range batch;
+};
+inline constexpr GraphSizes graph_sizes{12, 40, 5, {1, 5}};
+inline constexpr GraphNorm norms[] = {GraphNorm::sum, GraphNorm::mean, GraphNorm::symmetric};
+
+} // namespace case_ranges
 
 inline std::string describe(const std::vector<Index> &dims, const CaseCommon &c) {
   std::ostringstream os;

@@ -44,84 +44,92 @@ inline std::mt19937 engine(std::uint64_t seed, std::uint64_t salt) {
   return std::mt19937(std::uint32_t(x ^ (x >> 31)));
 }
 
-inline Index in(std::mt19937 &g, Index lo, Index hi) { return UniformInt<Index>(lo, hi)(g); }
+namespace ranges = kernels::case_ranges;
+using kernels::Range;
 
+inline Index in(std::mt19937 &g, Index lo, Index hi) { return UniformInt<Index>(lo, hi)(g); }
+inline Index in(std::mt19937 &g, Range r) { return in(g, r.lo, r.hi); }
+template <class T, std::size_t N> T one_of(std::mt19937 &g, const T (&elements)[N]) {
+  return elements[in(g, 0, Index(N) - 1)];
+}
+
+// The cases of kernels::case_ranges, drawn uniformly but for the
+// proportions the ranges give.
 inline kernels::CaseCommon common(std::mt19937 &g) {
-  static constexpr Index pieces[] = {1, 2, 3, 128};
-  static constexpr Activation sigmas[] = {Activation::identity, Activation::tanh,
-                                          Activation::sigmoid};
   kernels::CaseCommon c;
-  c.batch = in(g, 1, 7);
-  c.piece = pieces[in(g, 0, 3)];
-  c.sigma = sigmas[in(g, 0, 2)];
+  c.batch = in(g, ranges::batch);
+  c.piece = one_of(g, ranges::pieces);
+  c.sigma = one_of(g, ranges::sigmas);
   c.seed = std::uint32_t(g());
   return c;
 }
 
 // 2 to max_blocks channel blocks, or one block (a machine without weights,
-// whose dual and gradient show nothing) one time in six: of size 1 a third
-// of the time, else of min_size (at least 2) to max_size channels; empty ones
-// too when min_size is 0.
-inline std::vector<Index> blocks(std::mt19937 &g, Index max_blocks, Index min_size,
-                                 Index max_size) {
-  std::vector<Index> dims(in(g, 0, 5) == 0 ? 1 : in(g, 2, max_blocks));
+// whose dual and gradient show nothing) one time in six; each empty, of one
+// channel or of more in the proportions of the weights.
+inline std::vector<Index> blocks(std::mt19937 &g, const ranges::Blocks &b) {
+  std::vector<Index> dims(in(g, 0, 5) == 0 ? 1 : in(g, 2, b.max_blocks));
   for (Index &d : dims) {
-    const Index k = in(g, 0, 10);
-    d = min_size == 0 && k < 2 ? 0 : k < 5 ? 1 : in(g, std::max<Index>(min_size, 2), max_size);
+    const Index k = in(g, 0, b.empty_weight() + b.one_weight + b.more_weight - 1);
+    d = k < b.empty_weight() ? 0 : k < b.empty_weight() + b.one_weight ? 1 : in(g, b.more());
   }
   return dims;
 }
 
-// The sizes of property_tests/kernels*.cpp: from below the padding and the
-// time block up to a few channels per block.
-inline kernels::DenseCase dense_case(std::mt19937 &g) { return {blocks(g, 6, 0, 12), common(g)}; }
+inline kernels::DenseCase dense_case(std::mt19937 &g) {
+  return {blocks(g, ranges::dense_blocks), common(g)};
+}
 inline kernels::ConvCase conv_case(std::mt19937 &g) {
   kernels::ConvCase c;
-  c.dims = blocks(g, 4, 1, 5);
-  c.length = in(g, 1, 9);
-  c.lo = in(g, 0, 3);
-  c.hi = in(g, 0, 3);
+  c.dims = blocks(g, ranges::conv_blocks);
+  c.length = in(g, ranges::conv_length);
+  c.lo = in(g, ranges::conv_pad);
+  c.hi = in(g, ranges::conv_pad);
   c.c = common(g);
   return c;
 }
 template <Index Axes> kernels::GridCase<Axes> grid_case(std::mt19937 &g) {
   kernels::GridCase<Axes> c;
-  c.dims = blocks(g, 3, 1, 4);
-  for (Index j = 0; j < Axes; ++j) c.extents.push_back(in(g, 1, Axes == 2 ? 5 : 3));
-  for (Index j = 0; j < 2 * Axes; ++j) c.pad.push_back(in(g, 0, 2));
+  c.dims = blocks(g, ranges::grid_blocks);
+  for (Index j = 0; j < Axes; ++j) c.extents.push_back(in(g, ranges::grid_extent<Axes>));
+  for (Index j = 0; j < 2 * Axes; ++j) c.pad.push_back(in(g, ranges::grid_pad));
   c.c = common(g);
   return c;
 }
 inline kernels::RecurCase recur_case(std::mt19937 &g) {
   kernels::RecurCase c;
-  c.dims = blocks(g, 3, 1, 4);
-  c.length = in(g, 1, 12);
-  c.max_lag = in(g, 0, 6);
-  c.timeblock = in(g, 1, 5);
+  c.dims = blocks(g, ranges::recur_blocks);
+  c.length = in(g, ranges::recur_length);
+  c.max_lag = in(g, ranges::recur_lag);
+  c.timeblock = in(g, ranges::recur_timeblock);
   c.c = common(g);
   return c;
 }
 inline kernels::SpanCase span_case(std::mt19937 &g) {
-  auto size = [&](Index max) { return in(g, 0, 9) == 0 ? Index(0) : in(g, 1, max); };
+  constexpr auto sizes = ranges::span_sizes;
+  auto size = [&](Index max) {
+    return in(g, 0, sizes.empty_weight + sizes.set_weight - 1) < sizes.empty_weight ? Index(0)
+                                                                                    : in(g, 1, max);
+  };
   kernels::SpanCase c;
-  c.source = size(6);
-  c.target = in(g, 0, 1) ? c.source : size(6);
-  c.parameters = size(5);
-  c.apex = size(40);
-  c.batch = in(g, 1, 5);
+  c.source = size(sizes.max_set);
+  c.target = in(g, 0, 1) ? c.source : size(sizes.max_set);
+  c.parameters = size(sizes.max_parameters);
+  c.apex = size(sizes.max_apex);
+  c.batch = in(g, sizes.batch);
   c.seed = std::uint32_t(g());
   return c;
 }
 inline kernels::GraphCase graph_case(std::mt19937 &g) {
-  static constexpr GraphNorm norms[] = {GraphNorm::sum, GraphNorm::mean, GraphNorm::symmetric};
+  constexpr auto sizes = ranges::graph_sizes;
   kernels::GraphCase c;
-  c.spec.nodes = in(g, 1, 12);
-  c.spec.edges.resize(in(g, 0, 40));
-  c.spec.in_channels = in(g, 1, 5);
-  c.spec.out_channels = in(g, 1, 5);
+  c.spec.nodes = in(g, 1, sizes.max_nodes);
+  c.spec.edges.resize(in(g, 0, sizes.max_edges));
+  c.spec.in_channels = in(g, 1, sizes.max_channels);
+  c.spec.out_channels = in(g, 1, sizes.max_channels);
   c.spec.self_loops = in(g, 0, 1) == 1;
-  c.spec.norm = norms[in(g, 0, 2)];
-  c.batch = in(g, 1, 5);
+  c.spec.norm = one_of(g, ranges::norms);
+  c.batch = in(g, sizes.batch);
   c.seed = std::uint32_t(g());
   return kernels::with_endpoints(c);
 }
