@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/machine_format.hpp"
 
@@ -21,7 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string data = PMACH_DATA_DIR;
-const fs::path work = fs::temp_directory_path() / "pm_cli_test";
+const pm_test::ScratchDir scratch("pm_cli_test");
+const fs::path &work = scratch.path;
 
 const pm_test::Pmach pmach{work};
 using pm_test::count;

@@ -11,13 +11,15 @@
 #include <set>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string data = PMACH_DATA_DIR;
-const fs::path work = fs::temp_directory_path() / "pm_cli_dot_test";
+const pm_test::ScratchDir scratch("pm_cli_dot_test");
+const fs::path &work = scratch.path;
 const pm_test::Pmach pmach{work};
 using pm_test::count;
 using pm_test::expect_input_error;

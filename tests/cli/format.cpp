@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 #include "pm/io/npy.hpp"
 
 namespace fs = std::filesystem;
@@ -19,7 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string data = PMACH_DATA_DIR;
-const fs::path work = fs::temp_directory_path() / "pm_cli_format_test";
+const pm_test::ScratchDir scratch("pm_cli_format_test");
+const fs::path &work = scratch.path;
 const pm_test::Pmach pmach{work};
 using pm_test::expect_input_error;
 using pm_test::Run;

@@ -6,10 +6,12 @@
 #include <filesystem>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 
 TEST_CASE("the tutorial 'your first layer as a span' runs and shows its output") {
   namespace fs = std::filesystem;
-  const fs::path source = PM_SOURCE_DIR, work = fs::temp_directory_path() / "pm_first_layer";
+  const pm_test::ScratchDir scratch("pm_first_layer");
+  const fs::path source = PM_SOURCE_DIR, &work = scratch.path;
   const fs::path page = source / "docs" / "tutorials" / "your-first-layer-as-a-span.md";
   fs::create_directories(work);
   const std::string cmd =

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/json_field.hpp"
 #include "validate/support/hand_conv.hpp"
@@ -22,7 +23,8 @@ namespace {
 
 const std::string data = PMACH_DATA_DIR;
 const std::string faults = data + "/faults";
-const fs::path work = fs::temp_directory_path() / "pm_cli_intent";
+const pm_test::ScratchDir scratch("pm_cli_intent");
+const fs::path &work = scratch.path;
 const pm_test::Pmach pmach{work};
 
 // examples/data/faults/conv2d.json as a ConvSpec (see make_faults.py).

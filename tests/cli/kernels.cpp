@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 #include "pm/io/npy.hpp"
 
 namespace fs = std::filesystem;
@@ -14,7 +15,8 @@ using pm_test::Run;
 
 namespace {
 
-const fs::path work = fs::temp_directory_path() / "pm_cli_kernels";
+const pm_test::ScratchDir scratch("pm_cli_kernels");
+const fs::path &work = scratch.path;
 const pm_test::Pmach pmach{work};
 
 // Small integers in −2..2, a different sequence per salt.

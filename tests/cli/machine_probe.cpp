@@ -10,6 +10,7 @@
 #include <map>
 
 #include "cli/support/pmach_run.hpp"
+#include "cli/support/scratch.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/machine_format.hpp"
 
@@ -19,7 +20,8 @@ using pm_test::Run;
 namespace {
 
 const std::string faults = std::string(PMACH_DATA_DIR) + "/faults";
-const fs::path work = fs::temp_directory_path() / "pm_cli_machine_probe";
+const pm_test::ScratchDir scratch("pm_cli_machine_probe");
+const fs::path &work = scratch.path;
 const pm_test::Pmach pmach{work};
 
 // Runs the machine of `model` on the probes of `dir`, one sample at a time,

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/support/scratch.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/io/npy.hpp"
 #include "pm/io/output.hpp"
@@ -27,7 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path work = fs::temp_directory_path() / "pm_robustness_test";
+const pm_test::ScratchDir scratch("pm_robustness_test");
+const fs::path &work = scratch.path;
 
 struct Run {
   int code;
