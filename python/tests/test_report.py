@@ -235,6 +235,23 @@ def test_reversed_kernel_difference_as_an_array():
     assert all(r.counterexample == {} for r in pmach.check(CONV, conv2d, cases=5).rows)
 
 
+@needs_cli
+def test_same_as_difference_as_an_array():
+    from pmach._report import Row
+    report, code = report_of("check", FAULTS / "conv2d.json", "--same-as",
+                             FAULTS / "conv2d_reversed_kernel.json", "--cases", "2")
+    assert code == 1
+    row = Row(next(r for r in report["results"] if r["law"] == "CONF-SPAN-DIFF"))
+    d = row.counterexample["implemented − intended"]
+    assert row.axes["implemented − intended"] == ("t0", "t1", "t2", "s0", "s1", "s2", "p0", "p1", "p2", "p3")
+    assert np.count_nonzero(d) == row.scalars["differences"] == 1120
+    # The difference the detail lists first (docs/formats.md, "Reversed kernel").
+    assert "target (0, 0, 0) <- source (0, 0, 0) via parameter (0, 1, 0, 0): intended 0, implemented 1" in row["detail"]
+    assert d[0, 0, 0, 0, 0, 0, 0, 1, 0, 0] == 1
+    # Kernel rows read flipped: the difference is odd under the flip of parameter axis 0.
+    assert np.array_equal(d, -np.flip(d, axis=6))
+
+
 def test_machine_that_skips_cleaning_gives_its_case_and_linear_part_as_arrays():
     from test_check import DIMS, MACHINE, MASK, machine_forward_without_cleaning, np_forward
     import torch

@@ -161,6 +161,39 @@ TEST_CASE("pmach check --same-as: a level typo that zeroes weights in a machine"
         std::string::npos);
 }
 
+TEST_CASE("pmach check --same-as: the differing coefficients are the row's counterexample") {
+  const Run r = pmach("check " + faults + "/machine.json --cases 2 --json --same-as " + faults +
+                      "/machine_level_typo.json");
+  INFO(r.out);
+  CHECK(r.code == 1);
+  std::map<std::string, pm::io::Json> rows; // CONF-SPAN-DIFF by the end of its subject
+  const pm::io::Json report = pm::io::Json::parse(r.out);
+  for (const auto &row : report["results"]) {
+    const std::string subject = row["subject"];
+    if (row["law"] == "CONF-SPAN-DIFF") rows[subject.substr(subject.rfind(" ("))] = row;
+  }
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[" (spans)"]["status"] == "passed"); // the typo is in the grading
+  CHECK(!rows[" (spans)"].contains("counterexample"));
+  const pm::io::Json &c = rows[" (cleaned)"]["counterexample"];
+  REQUIRE(c["tensors"].size() == 1);
+  const pm::io::Json &d = c["tensors"][0];
+  CHECK(d["name"] == "implemented − intended");
+  // Target (4) × source (4) × parameters (4, 4).
+  CHECK(d["shape"] == pm::io::Json::array({4, 4, 4, 4}));
+  CHECK(d["axes"] == pm::io::Json::array({"t0", "s0", "p0", "p1"}));
+  // The two weights into point 2 that cleaning removes (intended 1,
+  // implemented 0): target 2 <- source 0 via (2, 0), flat ((2·4 + 0)·16 + 8),
+  // and target 2 <- source 1 via (2, 1), flat ((2·4 + 1)·16 + 9).
+  CHECK(d["indices"] == pm::io::Json::array({136, 153}));
+  CHECK(d["values"] == pm::io::Json::array({"-1", "-1"}));
+  CHECK(c["scalars"]["differences"] == "2");
+  // The table lists the differences in its detail, not a second time.
+  const Run text = pmach("check " + faults + "/machine.json --cases 2 --same-as " + faults +
+                         "/machine_level_typo.json");
+  CHECK(text.out.find("implemented − intended") == std::string::npos);
+}
+
 TEST_CASE("pmach check --same-as: a permuted edge list is no difference") {
   pm::io::Json j = pm::io::read_json(made(make_intended, "made.json"));
   auto &list = j["edges"]["list"];

@@ -74,6 +74,19 @@ inline Counterexample difference_counterexample(const ParametricSpan<Rational> &
   return c;
 }
 
+// The CONF-SPAN-DIFF row of an implemented span against the intended one;
+// on a difference, the difference tensor is its counterexample.
+inline LawResult span_diff_row(const std::string &subject, const ParametricSpan<Rational> &intended,
+                               const ParametricSpan<Rational> &implemented, const SpaceShapes &sh,
+                               std::uint64_t seed = 0, const std::string &prefix = "") {
+  const SpanDiff d = span_diff(intended, implemented, sh);
+  Status st = d.same() ? Status::passed : Status::failed;
+  if (d.same() && d.compared == 0) st = Status::too_weak;
+  LawResult r = row("CONF-SPAN-DIFF", subject, st, d.compared, seed, prefix + to_text(d));
+  if (!d.same()) r.counterexample = difference_counterexample(intended, implemented, sh, d);
+  return r;
+}
+
 // The CONF-RECOVER and CONF-SPAN-DIFF rows of a recovery against an
 // intended span.
 template <class S>
@@ -104,13 +117,7 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
   r.exact = rec.exact;
   r.bound = rec.tolerance;
   rep.results.push_back(r);
-  const SpanDiff d = span_diff(intended, rec.span, shapes);
-  Status st = d.same() ? Status::passed : Status::failed;
-  if (d.same() && d.compared == 0) st = Status::too_weak;
-  rep.results.push_back(
-      row("CONF-SPAN-DIFF", subject, st, d.compared, opt.seed, prefix + to_text(d)));
-  if (!d.same())
-    rep.results.back().counterexample = difference_counterexample(intended, rec.span, shapes, d);
+  rep.results.push_back(span_diff_row(subject, intended, rec.span, shapes, opt.seed, prefix));
 }
 
 // With a bias the span's source is X ⊔ {•}, flat: the bias point is last.

@@ -24,15 +24,6 @@ inline std::optional<LawResult> shape_mismatch(const char *space, const Shape &a
                  shape_text(b) + " in " + fb);
 }
 
-inline LawResult diff_row(const std::string &law, const ParametricSpan<Rational> &a,
-                          const ParametricSpan<Rational> &b, const SpaceShapes &sh,
-                          const std::string &subject) {
-  const SpanDiff d = span_diff(a, b, sh);
-  Status st = d.same() ? Status::passed : Status::failed;
-  if (d.same() && d.compared == 0) st = Status::too_weak;
-  return row(law, subject, st, d.compared, 0, to_text(d));
-}
-
 } // namespace validation
 
 inline Report same_as(const io::LayerDescription &a, const io::LayerDescription &b,
@@ -48,7 +39,7 @@ inline Report same_as(const io::LayerDescription &a, const io::LayerDescription 
       rep.results.push_back(*r);
       return rep;
     }
-  rep.results.push_back(diff_row("CONF-SPAN-DIFF", a.span, b.span, shapes_of(a), subject));
+  rep.results.push_back(span_diff_row(subject, a.span, b.span, shapes_of(a)));
   return rep;
 }
 
@@ -74,7 +65,7 @@ inline Report same_as(const io::MachineDescription &a, const io::MachineDescript
   };
   const ParametricSpan<Rational> sa = exact(a, ma), sb = exact(b, mb);
   const SpaceShapes sh{a.space, a.space, a.parameters, {}, {}, {}};
-  rep.results.push_back(diff_row("CONF-SPAN-DIFF", sa, sb, sh, subject + " (spans)"));
+  rep.results.push_back(span_diff_row(subject + " (spans)", sa, sb, sh));
   // Gradings, point by point.
   LawResult g = row("SAME-AS grading", subject, Status::passed, a.grading.size(), 0, "");
   std::size_t differ = 0;
@@ -91,8 +82,8 @@ inline Report same_as(const io::MachineDescription &a, const io::MachineDescript
                " points differ in level; the first: " + g.detail;
   }
   rep.results.push_back(g);
-  rep.results.push_back(diff_row("CONF-SPAN-DIFF", cleaned_span(sa, a.grading),
-                                 cleaned_span(sb, b.grading), sh, subject + " (cleaned)"));
+  rep.results.push_back(span_diff_row(subject + " (cleaned)", cleaned_span(sa, a.grading),
+                                      cleaned_span(sb, b.grading), sh));
   const bool same_sigma = a.sigma.name == b.sigma.name &&
                           a.sigma.coefficients == b.sigma.coefficients &&
                           a.sigma.slopes == b.sigma.slopes;
