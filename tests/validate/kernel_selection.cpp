@@ -21,7 +21,7 @@ const std::array<std::string, 3> dense_laws{"KERNEL-DENSE-FORWARD", "KERNEL-DENS
 
 } // namespace
 
-TEST_CASE("KERNEL-THREADS: a selection of one law draws only that row's cases") {
+TEST_CASE("check --kernels: a selection of one law draws only that row's cases") {
   std::size_t drawn = 0;
   auto counting = [&](auto t, std::mt19937 &g) {
     ++drawn;
@@ -48,7 +48,8 @@ TEST_CASE("KERNEL-THREADS: a selection of one law draws only that row's cases") 
   CHECK(one.left_out[2].second == kc::threads_subject("dense machine (double)"));
 }
 
-TEST_CASE("KERNEL-THREADS: every kernel's thread row, and nothing else, when selected alone") {
+TEST_CASE(
+    "check --kernels: a selection of the thread rows runs them for every kernel, and no other") {
   const Report r = check_kernels(selecting("KERNEL-THREADS", 2));
   // Seven kernels (dense, conv 1/2/3-D, recurrent, span, graph) in float and double.
   CHECK(r.results.size() == 14);
