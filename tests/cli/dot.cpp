@@ -11,7 +11,7 @@
 #include <set>
 
 #include "cli/support/pmach_run.hpp"
-#include "cli/support/scratch.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 

@@ -12,8 +12,8 @@
 #include <fstream>
 
 #include "cli/support/pmach_run.hpp"
-#include "cli/support/scratch.hpp"
 #include "pm/io/npy.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "cli/support/pmach_run.hpp"
-#include "cli/support/scratch.hpp"
+#include "tests/support/scratch.hpp"
 
 TEST_CASE("the tutorial 'your first layer as a span' runs and shows its output") {
   namespace fs = std::filesystem;

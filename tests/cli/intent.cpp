@@ -9,9 +9,9 @@
 #include <map>
 
 #include "cli/support/pmach_run.hpp"
-#include "cli/support/scratch.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/json_field.hpp"
+#include "tests/support/scratch.hpp"
 #include "validate/support/hand_conv.hpp"
 
 namespace fs = std::filesystem;

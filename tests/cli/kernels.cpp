@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "cli/support/pmach_run.hpp"
-#include "cli/support/scratch.hpp"
 #include "pm/io/npy.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 using pm_test::Run;

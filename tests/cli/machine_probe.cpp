@@ -10,9 +10,9 @@
 #include <map>
 
 #include "cli/support/pmach_run.hpp"
-#include "cli/support/scratch.hpp"
 #include "pm/io/batch_npy.hpp"
 #include "pm/io/machine_format.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 using pm_test::Run;

@@ -19,10 +19,10 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/support/scratch.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/io/npy.hpp"
 #include "pm/io/output.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 

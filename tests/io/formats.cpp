@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "pm/io/machine_format.hpp"
+#include "tests/support/scratch.hpp"
 
 using pm::Index;
 using pm::Rational;
@@ -29,11 +30,9 @@ std::vector<Edge> edges_of(const pm::ParametricSpan<Rational> &a) {
   return out;
 }
 
-std::filesystem::path temp_dir() {
-  const auto d = std::filesystem::temp_directory_path() / "pm_io_formats";
-  std::filesystem::create_directories(d);
-  return d;
-}
+const pm_test::ScratchDir scratch("pm_io_formats");
+
+const std::filesystem::path &temp_dir() { return scratch.path; }
 
 std::string write_file(const std::string &name, const std::string &text) {
   const auto p = temp_dir() / name;

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "pm/io/npy.hpp"
+#include "tests/support/scratch.hpp"
 
 using pm::io::Dtype;
 
@@ -94,8 +95,8 @@ TEST_CASE("npy: the writer produces exactly NumPy's bytes") {
 }
 
 TEST_CASE("npy: files round-trip bit for bit") {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string path = (dir / "pm_io_npy_roundtrip.npy").string();
+  const pm_test::ScratchDir dir("pm_io_npy");
+  const std::string path = (dir.path / "roundtrip.npy").string();
   const std::vector<double> values{0.1, -1e-310, 1e308, -0.0, 3.0, 1.0 / 3.0};
   pm::io::write_npy(path, {3, 1, 2}, values);
   const auto a = pm::io::read_npy(path);

@@ -13,12 +13,14 @@
 #include "pm/io/json_field.hpp"
 #include "pm/io/output.hpp"
 #include "pm/io/printable.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 using pm::Rational;
 
 namespace {
-const fs::path work = fs::temp_directory_path() / "pm_io_robustness_test";
+const pm_test::ScratchDir scratch("pm_io_robustness_test");
+const fs::path &work = scratch.path;
 
 std::string slurp(const fs::path &p) {
   std::ifstream in(p, std::ios::binary);

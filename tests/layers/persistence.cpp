@@ -10,17 +10,16 @@
 #include "pm/numeric/uniform.hpp"
 #include "pm/train/checkpoint.hpp"
 #include "pm/train/init.hpp"
+#include "tests/support/scratch.hpp"
 
 using namespace pm;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path scratch(const std::string &name) {
-  const fs::path dir = fs::temp_directory_path() / "pm_test_layers_persistence";
-  fs::create_directories(dir);
-  return dir / name;
-}
+const pm_test::ScratchDir scratch_dir("pm_test_layers_persistence");
+
+fs::path scratch(const std::string &name) { return scratch_dir.path / name; }
 
 bool same_bits(const Batch<double> &a, const Batch<double> &b) {
   return a.rows == b.rows && a.cols == b.cols &&
