@@ -8,6 +8,7 @@
 //   pm_bench_machine recur --dims ... --batch B --length L --max-lag P --timeblock T [...]
 //   pm_bench_machine graph --nodes N --edges E --channels CI,CO --batch B --io DIR [...]
 //   pm_bench_machine gemm --size N [--dtype ...] [--threads T] [--budget SECONDS]
+//   pm_bench_machine isa   (the vector instructions the kernels were compiled for)
 // common options: [--dtype float32|float64] [--threads T] [--io DIR] [--budget SECONDS]
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
 //
@@ -69,6 +70,20 @@ struct Timing {
   double median_us, min_us, min_cpu_us;
   Index calls;
 };
+
+// The widest vector instruction set the compiler was allowed (-march): the
+// one Eigen's packet code, and so every kernel, uses.
+constexpr const char *compiled_isa() {
+#if defined(__AVX512F__)
+  return "avx512";
+#elif defined(__AVX2__)
+  return "avx2";
+#elif defined(__AVX__)
+  return "avx";
+#else
+  return "sse2";
+#endif
+}
 
 // CPU time of the whole process (all threads): with one thread, the time a
 // call ran on its core, whatever else the machine was running.
@@ -195,7 +210,8 @@ template <class T> void run(const Args &a) {
   const SigmaError e = sigma_error<T>(Activation::tanh);
   std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", g)
             << ", \"flops_per_pass\": " << m.flops << ", \"threads\": " << omp_get_max_threads()
-            << ", \"flags\": \"" << PM_BENCH_FLAGS << "\", \"sigma_error\": [" << double(e.value)
+            << ", \"flags\": \"" << PM_BENCH_FLAGS << "\", \"isa\": \"" << compiled_isa()
+            << "\", \"sigma_error\": [" << double(e.value)
             << ", " << double(e.derivative) << "]}\n";
 }
 
@@ -235,7 +251,7 @@ template <class T> void graph(const Args &a) {
   std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", gr)
             << ", \"flops_per_pass\": " << p.flops(batch, channels[0])
             << ", \"threads\": " << omp_get_max_threads() << ", \"flags\": \"" << PM_BENCH_FLAGS
-            << "\"}\n";
+            << "\", \"isa\": \"" << compiled_isa() << "\"}\n";
 }
 
 // The matrix-product peak of Eigen on this machine: C = A B, all N × N, the
@@ -257,7 +273,8 @@ template <class T> void gemm(const Args &a) {
       },
       std::stod(a.get("budget", "0.5")));
   std::cout << "{" << json("gemm", t) << ", \"flops_per_pass\": " << 2 * n * n * n
-            << ", \"threads\": " << omp_get_max_threads() << "}\n";
+            << ", \"threads\": " << omp_get_max_threads() << ", \"isa\": \"" << compiled_isa()
+            << "\"}\n";
 }
 
 } // namespace
@@ -269,7 +286,10 @@ int main(int argc, char **argv) {
     const bool single = a.get("dtype", "float32") == "float32";
     pm::require(single || a.get("dtype", "") == "float64", "pm_bench_machine: --dtype is ",
                 a.get("dtype", ""), ", expected float32 or float64");
-    if (a.command == "gemm")
+    if (a.command == "isa")
+      std::cout << "{\"isa\": \"" << compiled_isa() << "\", \"flags\": \"" << PM_BENCH_FLAGS
+                << "\"}\n";
+    else if (a.command == "gemm")
       single ? gemm<float>(a) : gemm<double>(a);
     else if (a.command == "graph")
       single ? graph<float>(a) : graph<double>(a);
