@@ -16,6 +16,7 @@ through its environment (set before torch is imported), the kernels by a build
 compiled for AVX2 (-DPM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell).
 """
 import argparse
+import ctypes
 import json
 import os
 import platform
@@ -25,11 +26,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
-# torch and torch.nn.functional, imported by main() once the environment that
-# restricts PyTorch's instruction set (--isa) is in place.
-torch = F = None
+# numpy, torch and torch.nn.functional, imported by main() once the
+# environment that restricts PyTorch's instruction set (--isa) is in place:
+# numpy loads the same OpenBLAS as torch, which reads OPENBLAS_CORETYPE when
+# it is loaded.
+np = torch = F = None
 
 # What holds PyTorch 1.13 to AVX2, each measured on an AVX-512 CPU (one
 # thread): ATen's vectorised kernels (torch.__config__.show() reports "CPU
@@ -504,6 +505,16 @@ def graph_row(exe, r, threads, dtype, budget, seed=1):
                 dev_ours=relative_deviation(ours_out, ref), agree=agree, flags=ours["flags"])
 
 
+def openblas_core():
+    """The kernels OpenBLAS (PyTorch's BLAS here) chose, or "unknown"."""
+    try:
+        blas = ctypes.CDLL("libblas.so.3")
+        blas.openblas_get_corename.restype = ctypes.c_char_p
+        return blas.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "unknown"
+
+
 def refuse(message):
     """One line on stderr, exit 2."""
     print(f"compare_pytorch.py: {message}", file=sys.stderr)
@@ -523,7 +534,7 @@ def main():
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
-    global CLOCK, torch, F
+    global CLOCK, np, torch, F
     CLOCK = a.clock
     exe = os.path.join(a.build, "bench", "pm_bench_machine")
     if not os.access(exe, os.X_OK):
@@ -533,6 +544,7 @@ def main():
         refuse(f"--isa avx2, but {exe} is compiled for AVX-512 ({build['flags']}); configure "
                f"it with -DPM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell")
     os.environ.update(ISA_ENVIRONMENT.get(a.isa, {}))
+    import numpy as np
     import torch
     import torch.nn.functional as F
     dtype = torch.float32 if a.dtype == "float32" else torch.float64
@@ -540,7 +552,8 @@ def main():
                        if "CPU capability usage" in line), "unknown")
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"load average {os.getloadavg()[0]:.2f} at start")
-    print(f"instruction sets: kernels {build['isa']} ({build['flags']}); PyTorch ATen {capability}"
+    print(f"instruction sets: kernels {build['isa']} ({build['flags']}); PyTorch ATen {capability}, "
+          f"OpenBLAS core {openblas_core()}"
           + "".join(f", {k}={v}" for k, v in ISA_ENVIRONMENT.get(a.isa, {}).items()))
     peaks = {}
     for th in a.threads:
