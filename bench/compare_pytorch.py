@@ -26,11 +26,22 @@ import sys
 import tempfile
 import time
 
-# numpy, torch and torch.nn.functional, imported by main() once the
-# environment that restricts PyTorch's instruction set (--isa) is in place:
-# numpy loads the same OpenBLAS as torch, which reads OPENBLAS_CORETYPE when
-# it is loaded.
+# numpy, torch and torch.nn.functional: imported by main() once the
+# environment that restricts PyTorch's instruction set (--isa) is in place
+# (numpy loads the same OpenBLAS as torch, which reads OPENBLAS_CORETYPE when
+# it is loaded), or on import when this file is used as a module.
 np = torch = F = None
+
+
+def import_numerics():
+    global np, torch, F
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+
+if __name__ != "__main__":
+    import_numerics()
 
 # What holds PyTorch 1.13 to AVX2, each measured on an AVX-512 CPU (one
 # thread): ATen's vectorised kernels (torch.__config__.show() reports "CPU
@@ -534,7 +545,7 @@ def main():
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
-    global CLOCK, np, torch, F
+    global CLOCK
     CLOCK = a.clock
     exe = os.path.join(a.build, "bench", "pm_bench_machine")
     if not os.access(exe, os.X_OK):
@@ -544,9 +555,7 @@ def main():
         refuse(f"--isa avx2, but {exe} is compiled for AVX-512 ({build['flags']}); configure "
                f"it with -DPM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell")
     os.environ.update(ISA_ENVIRONMENT.get(a.isa, {}))
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
+    import_numerics()
     dtype = torch.float32 if a.dtype == "float32" else torch.float64
     capability = next((line.split(":")[1].strip() for line in torch.__config__.show().splitlines()
                        if "CPU capability usage" in line), "unknown")
