@@ -25,14 +25,16 @@ template <class T> bool same_bits(const std::vector<T> &a, const std::vector<T> 
 }
 
 // 1 to 5 channel blocks of 0 to 12 channels, batches of 1 to 8 in pieces of
-// 1, 2, 3 or 128, every σ.
+// 1, 2, 3 or 128, every σ (the identity, whose slope is 1 and whose cases
+// are trivial, less often).
 DenseCase dense_case() {
   DenseCase c;
   c.dims = *rc::gen::nonEmpty(
       rc::gen::resize(5, rc::gen::container<std::vector<Index>>(rc::gen::inRange<Index>(0, 13))));
   c.c.batch = *rc::gen::inRange<Index>(1, 9);
   c.c.piece = *rc::gen::element<Index>(1, 2, 3, 128);
-  c.c.sigma = *rc::gen::element(Activation::identity, Activation::tanh, Activation::sigmoid);
+  c.c.sigma = *rc::gen::weightedElement<Activation>(
+      {{1, Activation::identity}, {3, Activation::tanh}, {3, Activation::sigmoid}});
   c.c.seed = *rc::gen::arbitrary<std::uint32_t>();
   return c;
 }
