@@ -13,7 +13,8 @@
 // so block i of the forward sweep is one matrix product
 // y_i += M[i, blocks < i] · z_{<i} over exactly the weights that can be
 // non-zero. The batch is cut into pieces of `batch_piece` samples, each swept
-// through all blocks by one thread.
+// through all blocks by one thread. The forward sweep can keep σ'(y) (a
+// state), so that the dual sweep reads it instead of evaluating σ' again.
 #include <span>
 #include <string>
 #include <vector>
