@@ -11,19 +11,48 @@ same reference is shown beside ours.
 
 Usage (from the repository root, after building pm_bench_machine):
     /usr/bin/python3 bench/compare_pytorch.py --build build-kernels [--threads 1 2]
+With --isa avx2 both sides are held to AVX2 on a CPU that has AVX-512: PyTorch
+through its environment (set before torch is imported), the kernels by a build
+compiled for AVX2 (-DPM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell).
 """
 import argparse
+import ctypes
 import json
 import os
 import platform
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+# numpy, torch and torch.nn.functional: imported by main() once the
+# environment that restricts PyTorch's instruction set (--isa) is in place
+# (numpy loads the same OpenBLAS as torch, which reads OPENBLAS_CORETYPE when
+# it is loaded), or on import when this file is used as a module.
+np = torch = F = None
+
+
+def import_numerics():
+    global np, torch, F
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+
+if __name__ != "__main__":
+    import_numerics()
+
+# What holds PyTorch 1.13 to AVX2, each measured on an AVX-512 CPU (one
+# thread): ATen's vectorised kernels (torch.__config__.show() reports "CPU
+# capability usage: AVX2" against AVX512 with ATEN_CPU_CAPABILITY=avx512;
+# torch.tanh on 10⁶ floats 2.2 ms against 1.5 ms); OpenBLAS's kernels
+# (openblas_get_corename() "Haswell" instead of "SkylakeX"; torch.mm 1024³
+# 97 against 142 GFLOP/s); oneDNN's convolutions (DNNL_VERBOSE names
+# jit:avx2 instead of jit:avx512_core; F.conv1d 64 → 64 channels, 7 taps,
+# 16 × 256: 102 against 140 GFLOP/s; ONEDNN_MAX_CPU_ISA has the same effect).
+ISA_ENVIRONMENT = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "OPENBLAS_CORETYPE": "Haswell",
+                            "DNNL_MAX_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}}
 
 # The paper's sizes (seeds.md §4: conv length 16, pad (3, 3); recurrent
 # length 16, max lag 6, time block 5) and large ones; the large rows also run
@@ -45,7 +74,7 @@ ROWS = [
     dict(machine="conv3d", size="medium", dims=[8] * 4, batch=4, extents=[16] * 3, pad=[1] * 6),
     dict(machine="conv3d", size="large", dims=[16] * 4, batch=4, extents=[24] * 3, pad=[1] * 6),
 ]
-CONV_ND = {"conv2d": F.conv2d, "conv3d": F.conv3d}
+CONV_ND = {"conv2d", "conv3d"}  # F.conv2d, F.conv3d
 # The graph convolution layer (mean normalisation, self loops) on random graphs.
 GRAPHS = [
     dict(machine="graph", size="medium", nodes=1000, edges=8000, channels=(8, 8), batch=16),
@@ -66,7 +95,7 @@ def slices(dims):
         o += d
 
 
-def dense_forward(w, y0, z0, dims, sigma=torch.tanh):
+def dense_forward(w, y0, z0, dims, sigma):
     """y = y0 + z W̃, z = z0 + σ(y), one level at a time (rows are samples)."""
     wc = w * clean_mask(dims, w.dtype)
     ys, zs = [], []
@@ -97,10 +126,10 @@ def grid_pad(pad):
     return tuple(p for j in reversed(range(len(pad) // 2)) for p in (pad[2 * j], pad[2 * j + 1]))
 
 
-def grid_forward(weight, y0, z0, dims, pad, sigma=torch.tanh):
+def grid_forward(weight, y0, z0, dims, pad, sigma):
     """The convolution machine on a grid, one channel block at a time: states
     (B, C, e_0, ...), weight (C_out, C_in, k_0, ...) as for conv2d / conv3d."""
-    conv = CONV_ND[{2: "conv2d", 3: "conv3d"}[weight.ndim - 2]]
+    conv = getattr(F, {2: "conv2d", 3: "conv3d"}[weight.ndim - 2])
     wc = weight * conv_mask(dims, tuple(weight.shape[2:]), weight.dtype)
     ys, zs = [], []
     for o, d in slices(dims):
@@ -121,7 +150,7 @@ def recur_mask(dims, lag, tb, dtype):
     return m
 
 
-def conv_forward(weight, y0, z0, dims, lo, hi, sigma=torch.tanh):
+def conv_forward(weight, y0, z0, dims, lo, hi, sigma):
     """The convolution machine, one channel block at a time: states (B, C, L),
     weight (C_out, C_in, K) as for conv1d (cross-correlation, padding (lo, hi))."""
     wc = weight * conv_mask(dims, weight.shape[2], weight.dtype)
@@ -135,7 +164,7 @@ def conv_forward(weight, y0, z0, dims, lo, hi, sigma=torch.tanh):
     return torch.cat(ys, dim=1), torch.cat(zs, dim=1)
 
 
-def recur_forward(weight, y0, z0, dims, lag, tb, sigma=torch.tanh):
+def recur_forward(weight, y0, z0, dims, lag, tb, sigma):
     """The recurrent machine, one (time block, channel block) level at a time:
     a causal conv1d with lags 0..lag (kernel index lag − lag)."""
     wc = weight * recur_mask(dims, lag, tb, weight.dtype)
@@ -181,7 +210,8 @@ class Machine:
             self.taps = {"dense": 1, "conv": r.get("lo", 0) + r.get("hi", 0) + 1,
                          "recur": r.get("lag", 0) + 1}[r["machine"]]
 
-    def forward(self, w, y0, z0, sigma=torch.tanh):
+    def forward(self, w, y0, z0, sigma=None):
+        sigma = sigma or torch.tanh
         r = self.r
         if r["machine"] == "dense":
             return dense_forward(w, y0, z0, self.dims, sigma)
@@ -200,7 +230,7 @@ class Machine:
             return F.conv1d(F.pad(z, (r["lo"], r["hi"])),
                             w * conv_mask(self.dims, self.taps, w.dtype))
         if self.grid:
-            return CONV_ND[r["machine"]](F.pad(z, grid_pad(r["pad"])),
+            return getattr(F, r["machine"])(F.pad(z, grid_pad(r["pad"])),
                                          w * conv_mask(self.dims, self.kernel, w.dtype))
         return F.conv1d(F.pad(z, (r["lag"], 0)), w * recur_mask(self.dims, r["lag"], r["tb"], w.dtype))
 
@@ -268,8 +298,9 @@ def relative_deviation(a, b):
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-300))
 
 
-# "wall": elapsed time; "cpu": the process's CPU time, which a loaded
-# machine does not inflate by descheduling (one thread only).
+# "wall": elapsed time; "cpu": the process's CPU time (all its threads), which
+# a loaded machine does not inflate by descheduling; with several threads it
+# is the work of a call, not its duration.
 CLOCK = "wall"
 
 
@@ -485,6 +516,22 @@ def graph_row(exe, r, threads, dtype, budget, seed=1):
                 dev_ours=relative_deviation(ours_out, ref), agree=agree, flags=ours["flags"])
 
 
+def openblas_core():
+    """The kernels OpenBLAS (PyTorch's BLAS here) chose, or "unknown"."""
+    try:
+        blas = ctypes.CDLL("libblas.so.3")
+        blas.openblas_get_corename.restype = ctypes.c_char_p
+        return blas.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "unknown"
+
+
+def refuse(message):
+    """One line on stderr, exit 2."""
+    print(f"compare_pytorch.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build-kernels", help="CMake build directory")
@@ -492,18 +539,31 @@ def main():
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per pass")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                    help="time on the elapsed or (one thread only) the CPU clock")
+                    help="time on the elapsed clock or on the CPU clock (summed over threads)")
+    ap.add_argument("--isa", choices=["native", "avx2"], default="native",
+                    help="avx2: hold PyTorch to AVX2 and require a kernel build for AVX2")
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
     global CLOCK
     CLOCK = a.clock
-    if CLOCK == "cpu" and a.threads != [1]:
-        ap.error("--clock cpu measures one thread: use --threads 1")
     exe = os.path.join(a.build, "bench", "pm_bench_machine")
+    if not os.access(exe, os.X_OK):
+        refuse(f"{exe} not found: build the target pm_bench_machine in {a.build}")
+    build = run_ours(exe, ["isa"])
+    if a.isa == "avx2" and build["isa"] == "avx512":
+        refuse(f"--isa avx2, but {exe} is compiled for AVX-512 ({build['flags']}); configure "
+               f"it with -DPM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell")
+    os.environ.update(ISA_ENVIRONMENT.get(a.isa, {}))
+    import_numerics()
     dtype = torch.float32 if a.dtype == "float32" else torch.float64
+    capability = next((line.split(":")[1].strip() for line in torch.__config__.show().splitlines()
+                       if "CPU capability usage" in line), "unknown")
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"load average {os.getloadavg()[0]:.2f} at start")
+    print(f"instruction sets: kernels {build['isa']} ({build['flags']}); PyTorch ATen {capability}, "
+          f"OpenBLAS core {openblas_core()}"
+          + "".join(f", {k}={v}" for k, v in ISA_ENVIRONMENT.get(a.isa, {}).items()))
     peaks = {}
     for th in a.threads:
         torch.set_num_threads(th)
@@ -543,7 +603,9 @@ def main():
               f"{r['dev_torch']:.1e} | {r['load']:.1f} |")
     one = {(r["machine"], r["size"]): r for r in rows if r["threads"] == 1}
     multi = [r for r in rows if r["threads"] > 1 and (r["machine"], r["size"]) in one]
-    if multi:
+    if multi and CLOCK == "cpu":
+        print("\n(no speed-up table: the CPU clock sums the threads' time)")
+    elif multi:
         print("\n| machine | size | thr | ours f+d+g speed-up | torch f+b speed-up |")
         print("|---|---|---|---|---|")
         for r in multi:

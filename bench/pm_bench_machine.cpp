@@ -8,6 +8,7 @@
 //   pm_bench_machine recur --dims ... --batch B --length L --max-lag P --timeblock T [...]
 //   pm_bench_machine graph --nodes N --edges E --channels CI,CO --batch B --io DIR [...]
 //   pm_bench_machine gemm --size N [--dtype ...] [--threads T] [--budget SECONDS]
+//   pm_bench_machine isa   (the vector instructions the kernels were compiled for)
 // common options: [--dtype float32|float64] [--threads T] [--io DIR] [--budget SECONDS]
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
 //
@@ -29,6 +30,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 using namespace pm::kernels;
@@ -69,6 +71,20 @@ struct Timing {
   double median_us, min_us, min_cpu_us;
   Index calls;
 };
+
+// The widest vector instruction set the compiler was allowed (-march): the
+// one Eigen's packet code, and so every kernel, uses.
+constexpr const char *compiled_isa() {
+#if defined(__AVX512F__)
+  return "avx512";
+#elif defined(__AVX2__)
+  return "avx2";
+#elif defined(__AVX__)
+  return "avx";
+#else
+  return "sse2";
+#endif
+}
 
 // CPU time of the whole process (all threads): with one thread, the time a
 // call ran on its core, whatever else the machine was running.
@@ -137,15 +153,17 @@ template <class T> Machine<T> machine(const Args &a) {
   const Index batch = std::stoul(a.get("batch", "1"));
   const Activation s = Activation::tanh;
   if (a.command == "dense") {
+    // The forward keeps σ'(y) for the dual, as a training step does.
     const DenseMachineShape d{dims, batch};
+    auto slope = std::make_shared<std::vector<T>>(d.state_size());
     return {d.state_size(),
             d.weight_size(),
             2 * batch * d.valid_weights(),
             [=](auto &w, auto &y0, auto &z0, auto &y, auto &z) {
-              dense_forward<T>(d, s, w, y0, z0, y, z);
+              dense_forward<T>(d, s, w, y0, z0, y, z, *slope);
             },
-            [=](auto &w, auto &y, auto &gy, auto &gz, auto &yb, auto &zb) {
-              dense_dual<T>(d, s, w, y, gy, gz, yb, zb);
+            [=](auto &w, auto &, auto &gy, auto &gz, auto &yb, auto &zb) {
+              dense_dual<T>(d, w, *slope, gy, gz, yb, zb);
             },
             [=](auto &z, auto &yb, auto &dw) { dense_weight_gradient<T>(d, z, yb, dw); }};
   }
@@ -195,8 +213,9 @@ template <class T> void run(const Args &a) {
   const SigmaError e = sigma_error<T>(Activation::tanh);
   std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", g)
             << ", \"flops_per_pass\": " << m.flops << ", \"threads\": " << omp_get_max_threads()
-            << ", \"flags\": \"" << PM_BENCH_FLAGS << "\", \"sigma_error\": [" << double(e.value)
-            << ", " << double(e.derivative) << "]}\n";
+            << ", \"flags\": \"" << PM_BENCH_FLAGS << "\", \"isa\": \"" << compiled_isa()
+            << "\", \"sigma_error\": [" << double(e.value) << ", " << double(e.derivative)
+            << "]}\n";
 }
 
 // The graph kernel on the graph of DIR/edges.bin (int64 pairs u, v, from u
@@ -224,18 +243,20 @@ template <class T> void graph(const Args &a) {
   read(io + "/w.bin", w);
   read(io + "/phi.bin", phi);
   read(io + "/g.bin", g);
-  std::vector<T> out(g.size()), back(phi.size()), dw(w.size());
+  // The forward keeps the aggregation H for the gradient, as autograd does.
+  std::vector<T> out(g.size()), back(phi.size()), dw(w.size()), h(phi.size());
   const double budget = std::stod(a.get("budget", "0.5"));
-  const Timing f = time_calls([&] { graph_forward<T>(p, w, phi, batch, out); }, budget);
+  const Timing f = time_calls([&] { graph_forward<T>(p, w, phi, batch, out, h); }, budget);
   const Timing d = time_calls([&] { graph_transpose<T>(p, w, g, batch, back); }, budget);
-  const Timing gr = time_calls([&] { graph_weight_gradient<T>(p, phi, g, batch, dw); }, budget);
+  const Timing gr =
+      time_calls([&] { graph_weight_gradient_from_aggregate<T>(p, h, g, batch, dw); }, budget);
   write(io + "/out.bin", out);
   write(io + "/back.bin", back);
   write(io + "/dw.bin", dw);
   std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", gr)
             << ", \"flops_per_pass\": " << p.flops(batch, channels[0])
             << ", \"threads\": " << omp_get_max_threads() << ", \"flags\": \"" << PM_BENCH_FLAGS
-            << "\"}\n";
+            << "\", \"isa\": \"" << compiled_isa() << "\"}\n";
 }
 
 // The matrix-product peak of Eigen on this machine: C = A B, all N × N, the
@@ -257,7 +278,8 @@ template <class T> void gemm(const Args &a) {
       },
       std::stod(a.get("budget", "0.5")));
   std::cout << "{" << json("gemm", t) << ", \"flops_per_pass\": " << 2 * n * n * n
-            << ", \"threads\": " << omp_get_max_threads() << "}\n";
+            << ", \"threads\": " << omp_get_max_threads() << ", \"isa\": \"" << compiled_isa()
+            << "\"}\n";
 }
 
 } // namespace
@@ -269,7 +291,10 @@ int main(int argc, char **argv) {
     const bool single = a.get("dtype", "float32") == "float32";
     pm::require(single || a.get("dtype", "") == "float64", "pm_bench_machine: --dtype is ",
                 a.get("dtype", ""), ", expected float32 or float64");
-    if (a.command == "gemm")
+    if (a.command == "isa")
+      std::cout << "{\"isa\": \"" << compiled_isa() << "\", \"flags\": \"" << PM_BENCH_FLAGS
+                << "\"}\n";
+    else if (a.command == "gemm")
       single ? gemm<float>(a) : gemm<double>(a);
     else if (a.command == "graph")
       single ? graph<float>(a) : graph<double>(a);

@@ -3,8 +3,10 @@
 // applied to whole blocks of a batch. Each is evaluated by the same code for
 // every element, so a result does not depend on where a block starts.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "pm/category/finite_set.hpp"
 #include "pm/kernels/eigen.hpp"
@@ -57,105 +59,153 @@ template <class T> constexpr SigmaError sigma_error(Activation a) {
 
 namespace detail {
 
-// out[i] = op(a[i], b[i], c[i]) for i < n. Where T has a vectorised tanh,
-// every element goes through the packet code, the last partial packet
-// padded with zeros: Eigen's own assignment would peel unaligned elements
-// into scalar code (slow, and in general other bits), so the bits of an
-// element would depend on the buffer's alignment. Otherwise every element
-// goes through the scalar code.
-template <class T, class PacketOp, class ScalarOp>
-void elementwise(T *out, const T *a, const T *b, const T *c, Index n, PacketOp &&packet_op,
-                 ScalarOp &&scalar_op) {
+// out_j[i] = op(in[i])_j for i < n, for I inputs and O outputs. Where T has a
+// vectorised tanh, every element goes through the packet code, the last
+// partial packet padded with zeros: Eigen's own assignment would peel
+// unaligned elements into scalar code (slow, and in general other bits), so
+// the bits of an element would depend on the buffer's alignment. Otherwise
+// every element goes through the scalar code.
+template <class T, std::size_t O, std::size_t I, class PacketOp, class ScalarOp>
+void elementwise(const std::array<T *, O> &out, const std::array<const T *, I> &in, Index n,
+                 PacketOp &&packet_op, ScalarOp &&scalar_op) {
   namespace ei = Eigen::internal;
   using P = typename ei::packet_traits<T>::type;
   constexpr Index w = ei::packet_traits<T>::size;
+  // f(j) for j < N as the pack f(0), ..., f(N − 1).
+  auto each = []<std::size_t N>(std::integral_constant<std::size_t, N>, auto &&f) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) { return std::array{f(J)...}; }
+    (std::make_index_sequence<N>{});
+  };
   if constexpr (w > 1 && ei::packet_traits<T>::HasTanh) {
+    auto step = [&](auto &&load, auto &&store) {
+      const auto r = packet_op(each(std::integral_constant<std::size_t, I>{}, load));
+      for (std::size_t j = 0; j < O; ++j) store(j, r[j]);
+    };
     Index i = 0;
     for (; i + w <= n; i += w)
-      ei::pstoreu(out + i,
-                  packet_op(ei::ploadu<P>(a + i), ei::ploadu<P>(b + i), ei::ploadu<P>(c + i)));
+      step([&](std::size_t j) { return ei::ploadu<P>(in[j] + i); },
+           [&](std::size_t j, const P &v) { ei::pstoreu(out[j] + i, v); });
     if (i < n) {
-      T ta[w] = {}, tb[w] = {}, tc[w] = {}, to[w];
-      std::copy(a + i, a + n, ta);
-      std::copy(b + i, b + n, tb);
-      std::copy(c + i, c + n, tc);
-      ei::pstoreu(to, packet_op(ei::ploadu<P>(ta), ei::ploadu<P>(tb), ei::ploadu<P>(tc)));
-      std::copy(to, to + (n - i), out + i);
+      T tin[I][w] = {}, tout[O][w];
+      for (std::size_t j = 0; j < I; ++j) std::copy(in[j] + i, in[j] + n, tin[j]);
+      step([&](std::size_t j) { return ei::ploadu<P>(tin[j]); },
+           [&](std::size_t j, const P &v) { ei::pstoreu(tout[j], v); });
+      for (std::size_t j = 0; j < O; ++j) std::copy(tout[j], tout[j] + (n - i), out[j] + i);
     }
   } else {
-    for (Index i = 0; i < n; ++i) out[i] = scalar_op(a[i], b[i], c[i]);
+    for (Index i = 0; i < n; ++i) {
+      const auto r = scalar_op(
+          each(std::integral_constant<std::size_t, I>{}, [&](std::size_t j) { return in[j][i]; }));
+      for (std::size_t j = 0; j < O; ++j) out[j][i] = r[j];
+    }
   }
 }
 
-// Each σ as packet and scalar code: σ(y) and σ'(y). sigmoid is
-// (1 + tanh(y/2))/2, through the same tanh as Activation::tanh.
-struct IdentityOp {
+// Each σ as packet and scalar code: σ(y), σ'(y), and both from one
+// evaluation of σ. σ' is computed from σ(y) by the same code in both, so the
+// slope a forward sweep keeps has the bits of the one a dual sweep would
+// recompute. sigmoid is (1 + tanh(y/2))/2, through the same tanh as
+// Activation::tanh.
+template <class Self> struct SlopeFromBoth {
+  template <class T, class V> static V packet_derivative(const V &y) {
+    return Self::template packet_both<T>(y)[1];
+  }
+  template <class T> static T scalar_derivative(T y) { return Self::scalar_both(y)[1]; }
+};
+
+struct IdentityOp : SlopeFromBoth<IdentityOp> {
   template <class T, class V> static V packet(const V &y) { return y; }
-  template <class T, class V> static V packet_derivative(const V &) {
-    return Eigen::internal::pset1<V>(T(1));
+  template <class T, class V> static std::array<V, 2> packet_both(const V &y) {
+    return {y, Eigen::internal::pset1<V>(T(1))};
   }
   template <class T> static T scalar(T y) { return y; }
-  template <class T> static T scalar_derivative(T) { return T(1); }
+  template <class T> static std::array<T, 2> scalar_both(T y) { return {y, T(1)}; }
 };
 
-struct TanhOp {
+struct TanhOp : SlopeFromBoth<TanhOp> {
   template <class T, class V> static V packet(const V &y) { return Eigen::internal::ptanh(y); }
-  template <class T, class V> static V packet_derivative(const V &y) {
+  template <class T, class V> static std::array<V, 2> packet_both(const V &y) {
     namespace ei = Eigen::internal;
     const V t = ei::ptanh(y);
-    return ei::psub(ei::pset1<V>(T(1)), ei::pmul(t, t));
+    return {t, ei::psub(ei::pset1<V>(T(1)), ei::pmul(t, t))};
   }
   template <class T> static T scalar(T y) { return std::tanh(y); }
-  template <class T> static T scalar_derivative(T y) {
+  template <class T> static std::array<T, 2> scalar_both(T y) {
     const T t = std::tanh(y);
-    return T(1) - t * t;
+    return {t, T(1) - t * t};
   }
 };
 
-struct SigmoidOp {
+struct SigmoidOp : SlopeFromBoth<SigmoidOp> {
   template <class T, class V> static V packet(const V &y) {
     namespace ei = Eigen::internal;
     const V half = ei::pset1<V>(T(0.5));
     return ei::pmadd(half, ei::ptanh(ei::pmul(half, y)), half);
   }
-  template <class T, class V> static V packet_derivative(const V &y) {
+  template <class T, class V> static std::array<V, 2> packet_both(const V &y) {
     namespace ei = Eigen::internal;
     const V g = packet<T>(y);
-    return ei::pmul(g, ei::psub(ei::pset1<V>(T(1)), g));
+    return {g, ei::pmul(g, ei::psub(ei::pset1<V>(T(1)), g))};
   }
   template <class T> static T scalar(T y) { return T(0.5) + T(0.5) * std::tanh(T(0.5) * y); }
-  template <class T> static T scalar_derivative(T y) {
+  template <class T> static std::array<T, 2> scalar_both(T y) {
     const T g = scalar(y);
-    return g * (T(1) - g);
+    return {g, g * (T(1) - g)};
   }
 };
 
-// z = z0 + σ(y) and ybar = ybar0 + σ'(y) ⊙ zbar for one σ, column by column.
+// Column by column: z = z0 + σ(y); the same and slope = σ'(y); ybar = ybar0 +
+// σ'(y) ⊙ zbar; ybar = ybar0 + slope ⊙ zbar.
 template <class Op, class T>
 void add_value(Index rows, Index cols, Index stride, T *z, const T *z0, const T *y) {
   namespace ei = Eigen::internal;
-  for (Index b = 0; b < cols; ++b) {
-    const Index o = b * stride;
-    elementwise(
-        z + o, z0 + o, y + o, y + o, rows,
-        [](auto p, auto q, auto) { return ei::padd(p, Op::template packet<T>(q)); },
-        [](T p, T q, T) { return p + Op::scalar(q); });
-  }
+  for (Index b = 0, o = 0; b < cols; ++b, o += stride)
+    elementwise<T, 1, 2>(
+        {z + o}, {z0 + o, y + o}, rows,
+        [](auto v) { return std::array{ei::padd(v[0], Op::template packet<T>(v[1]))}; },
+        [](auto v) { return std::array{v[0] + Op::scalar(v[1])}; });
+}
+
+template <class Op, class T>
+void add_value_and_slope(Index rows, Index cols, Index stride, T *z, T *slope, const T *z0,
+                         const T *y) {
+  namespace ei = Eigen::internal;
+  for (Index b = 0, o = 0; b < cols; ++b, o += stride)
+    elementwise<T, 2, 2>(
+        {z + o, slope + o}, {z0 + o, y + o}, rows,
+        [](auto v) {
+          const auto s = Op::template packet_both<T>(v[1]);
+          return std::array{ei::padd(v[0], s[0]), s[1]};
+        },
+        [](auto v) {
+          const auto s = Op::scalar_both(v[1]);
+          return std::array{v[0] + s[0], s[1]};
+        });
 }
 
 template <class Op, class T>
 void add_derivative(Index rows, Index cols, Index stride, T *ybar, const T *ybar0, const T *y,
                     const T *zbar) {
   namespace ei = Eigen::internal;
-  for (Index b = 0; b < cols; ++b) {
-    const Index o = b * stride;
-    elementwise(
-        ybar + o, ybar0 + o, y + o, zbar + o, rows,
-        [](auto p, auto q, auto r) {
-          return ei::padd(p, ei::pmul(Op::template packet_derivative<T>(q), r));
+  for (Index b = 0, o = 0; b < cols; ++b, o += stride)
+    elementwise<T, 1, 3>(
+        {ybar + o}, {ybar0 + o, y + o, zbar + o}, rows,
+        [](auto v) {
+          return std::array{
+              ei::padd(v[0], ei::pmul(Op::template packet_derivative<T>(v[1]), v[2]))};
         },
-        [](T p, T q, T r) { return p + Op::scalar_derivative(q) * r; });
-  }
+        [](auto v) { return std::array{v[0] + Op::scalar_derivative(v[1]) * v[2]}; });
+}
+
+template <class T>
+void add_product(Index rows, Index cols, Index stride, T *ybar, const T *ybar0, const T *slope,
+                 const T *zbar) {
+  namespace ei = Eigen::internal;
+  for (Index b = 0, o = 0; b < cols; ++b, o += stride)
+    elementwise<T, 1, 3>(
+        {ybar + o}, {ybar0 + o, slope + o, zbar + o}, rows,
+        [](auto v) { return std::array{ei::padd(v[0], ei::pmul(v[1], v[2]))}; },
+        [](auto v) { return std::array{v[0] + v[1] * v[2]}; });
 }
 
 } // namespace detail
@@ -177,6 +227,30 @@ void add_activation(Activation a, const BlockShape &s, T *z, const T *z0, const 
   case Activation::sigmoid:
     return detail::add_value<detail::SigmoidOp>(s.rows, s.cols, s.stride, z, z0, y);
   }
+}
+
+// z = z0 + σ(y) and slope = σ'(y) on a block, from one evaluation of σ: the
+// slope a dual sweep reads instead of recomputing σ' (add_slope_product).
+template <class T>
+void add_activation(Activation a, const BlockShape &s, T *z, T *slope, const T *z0, const T *y) {
+  switch (a) {
+  case Activation::identity:
+    return detail::add_value_and_slope<detail::IdentityOp>(s.rows, s.cols, s.stride, z, slope, z0,
+                                                           y);
+  case Activation::tanh:
+    return detail::add_value_and_slope<detail::TanhOp>(s.rows, s.cols, s.stride, z, slope, z0, y);
+  case Activation::sigmoid:
+    return detail::add_value_and_slope<detail::SigmoidOp>(s.rows, s.cols, s.stride, z, slope, z0,
+                                                          y);
+  }
+}
+
+// ybar = ybar0 + slope ⊙ zbar on a block, at the slope σ'(y) a forward sweep
+// kept: the bits of add_activation_derivative at the same y.
+template <class T>
+void add_slope_product(const BlockShape &s, T *ybar, const T *ybar0, const T *slope,
+                       const T *zbar) {
+  detail::add_product(s.rows, s.cols, s.stride, ybar, ybar0, slope, zbar);
 }
 
 // ybar = ybar0 + σ'(y) ⊙ zbar on a block; σ' is recomputed from y

@@ -13,7 +13,8 @@
 // so block i of the forward sweep is one matrix product
 // y_i += M[i, blocks < i] · z_{<i} over exactly the weights that can be
 // non-zero. The batch is cut into pieces of `batch_piece` samples, each swept
-// through all blocks by one thread.
+// through all blocks by one thread. The forward sweep can keep σ'(y) (a
+// state), so that the dual sweep reads it instead of evaluating σ' again.
 #include <span>
 #include <string>
 #include <vector>
@@ -64,15 +65,19 @@ void require_buffer(std::span<T> buffer, Index expected, const char *kernel, con
 }
 } // namespace detail
 
+// With `slope` (a state), the sweep also writes σ'(y) there, from the same
+// evaluation of σ, for the dual sweep at the slope (below).
 template <class T>
 void dense_forward(const DenseMachineShape &shape, Activation sigma, std::span<const T> w,
-                   std::span<const T> y0, std::span<const T> z0, std::span<T> y, std::span<T> z) {
+                   std::span<const T> y0, std::span<const T> z0, std::span<T> y, std::span<T> z,
+                   std::span<T> slope = {}) {
   shape.validate();
   const Index n = shape.channels();
   for (auto [buf, name] : {std::pair{y0, "y0"}, std::pair{z0, "z0"}})
     detail::require_buffer(buf, shape.state_size(), "dense_forward", name);
   detail::require_buffer(y, shape.state_size(), "dense_forward", "y");
   detail::require_buffer(z, shape.state_size(), "dense_forward", "z");
+  if (!slope.empty()) detail::require_buffer(slope, shape.state_size(), "dense_forward", "slope");
   detail::require_buffer(w, shape.weight_size(), "dense_forward", "W");
   const ConstMatrixView<T> m(w.data(), n, n, Eigen::OuterStride<>(n));
   for_each_piece(
@@ -88,34 +93,32 @@ void dense_forward(const DenseMachineShape &shape, Activation sigma, std::span<c
           auto yi = Y.middleRows(o, d);
           yi = Y0.middleRows(o, d);
           if (o > 0) multiply_add(yi, m.block(o, 0, d, o), Z.topRows(o));
-          add_activation<T>(sigma, {d, nb, n}, Z.data() + o, Z0.data() + o, Y.data() + o);
+          if (slope.empty())
+            add_activation<T>(sigma, {d, nb, n}, Z.data() + o, Z0.data() + o, Y.data() + o);
+          else
+            add_activation<T>(sigma, {d, nb, n}, Z.data() + o, slope.data() + b0 * n + o,
+                              Z0.data() + o, Y.data() + o);
           o += d;
         }
       },
       shape.flops());
 }
 
-// The dual (backward) sweep at the pre-activations y of a forward sweep, for
-// the cotangents ȳ0 of y and z̄0 of z; returns ȳ = ∂/∂y0 and z̄ = ∂/∂z0.
-template <class T>
-void dense_dual(const DenseMachineShape &shape, Activation sigma, std::span<const T> w,
-                std::span<const T> y, std::span<const T> ybar0, std::span<const T> zbar0,
-                std::span<T> ybar, std::span<T> zbar) {
-  shape.validate();
+namespace detail {
+// The dual sweep, levels in reverse; `pointwise(block, offset)` computes
+// ȳ_i = ȳ0_i + σ'(y_i) ⊙ z̄_i of the block at that offset of the states.
+template <class T, class Pointwise>
+void dense_dual_sweep(const DenseMachineShape &shape, std::span<const T> w,
+                      std::span<const T> zbar0, std::span<T> ybar, std::span<T> zbar,
+                      Pointwise &&pointwise) {
   const Index n = shape.channels();
-  for (auto [buf, name] : {std::pair{y, "y"}, std::pair{ybar0, "ybar0"}, std::pair{zbar0, "zbar0"}})
-    detail::require_buffer(buf, shape.state_size(), "dense_dual", name);
-  detail::require_buffer(ybar, shape.state_size(), "dense_dual", "ybar");
-  detail::require_buffer(zbar, shape.state_size(), "dense_dual", "zbar");
-  detail::require_buffer(w, shape.weight_size(), "dense_dual", "W");
   const ConstMatrixView<T> m(w.data(), n, n, Eigen::OuterStride<>(n));
   for_each_piece(
       shape.batch, shape.batch_piece,
       [&](Index b0, Index b1) {
         const Index nb = b1 - b0;
         const Eigen::OuterStride<> stride(n);
-        ConstMatrixView<T> Y(y.data() + b0 * n, n, nb, stride),
-            YB0(ybar0.data() + b0 * n, n, nb, stride), ZB0(zbar0.data() + b0 * n, n, nb, stride);
+        ConstMatrixView<T> ZB0(zbar0.data() + b0 * n, n, nb, stride);
         MatrixView<T> YB(ybar.data() + b0 * n, n, nb, stride),
             ZB(zbar.data() + b0 * n, n, nb, stride);
         Index end = n; // one past the current block
@@ -125,12 +128,53 @@ void dense_dual(const DenseMachineShape &shape, Activation sigma, std::span<cons
           zi = ZB0.middleRows(o, d);
           if (later > 0)
             multiply_add(zi, m.block(end, o, later, d).transpose(), YB.bottomRows(later));
-          add_activation_derivative<T>(sigma, {d, nb, n}, YB.data() + o, YB0.data() + o,
-                                       Y.data() + o, ZB.data() + o);
+          pointwise(BlockShape{d, nb, n}, b0 * n + o);
           end = o;
         }
       },
       shape.flops());
+}
+
+template <class T>
+void require_dual_buffers(const DenseMachineShape &shape, std::span<const T> w,
+                          std::span<const T> ybar0, std::span<const T> zbar0, std::span<T> ybar,
+                          std::span<T> zbar) {
+  shape.validate();
+  for (auto [buf, name] : {std::pair{ybar0, "ybar0"}, std::pair{zbar0, "zbar0"}})
+    require_buffer(buf, shape.state_size(), "dense_dual", name);
+  require_buffer(ybar, shape.state_size(), "dense_dual", "ybar");
+  require_buffer(zbar, shape.state_size(), "dense_dual", "zbar");
+  require_buffer(w, shape.weight_size(), "dense_dual", "W");
+}
+} // namespace detail
+
+// The dual (backward) sweep at the pre-activations y of a forward sweep, for
+// the cotangents ȳ0 of y and z̄0 of z; returns ȳ = ∂/∂y0 and z̄ = ∂/∂z0.
+// σ' is recomputed from y.
+template <class T>
+void dense_dual(const DenseMachineShape &shape, Activation sigma, std::span<const T> w,
+                std::span<const T> y, std::span<const T> ybar0, std::span<const T> zbar0,
+                std::span<T> ybar, std::span<T> zbar) {
+  detail::require_buffer(y, shape.state_size(), "dense_dual", "y");
+  detail::require_dual_buffers(shape, w, ybar0, zbar0, ybar, zbar);
+  detail::dense_dual_sweep(shape, w, zbar0, ybar, zbar, [&](BlockShape s, Index at) {
+    add_activation_derivative<T>(sigma, s, ybar.data() + at, ybar0.data() + at, y.data() + at,
+                                 zbar.data() + at);
+  });
+}
+
+// The same at the slopes σ'(y) the forward sweep wrote (dense_forward with
+// `slope`): no σ is evaluated, and the bits are those of the sweep above.
+template <class T>
+void dense_dual(const DenseMachineShape &shape, std::span<const T> w, std::span<const T> slope,
+                std::span<const T> ybar0, std::span<const T> zbar0, std::span<T> ybar,
+                std::span<T> zbar) {
+  detail::require_buffer(slope, shape.state_size(), "dense_dual", "slope");
+  detail::require_dual_buffers(shape, w, ybar0, zbar0, ybar, zbar);
+  detail::dense_dual_sweep(shape, w, zbar0, ybar, zbar, [&](BlockShape s, Index at) {
+    add_slope_product<T>(s, ybar.data() + at, ybar0.data() + at, slope.data() + at,
+                         zbar.data() + at);
+  });
 }
 
 } // namespace pm::kernels
