@@ -988,6 +988,192 @@ move=> tb_pos blk N; apply/eq_in_map => q; rewrite mem_iota add0n => /andP[_ lt]
 by rewrite recur_valid_textbook // block_grades_range.
 Qed.
 
+(* ------------------------------------------------------------------ *)
+(* Composing unpadded convolutions convolves their kernels.           *)
+
+(* The textbook unpadded 1-D convolution (cross-correlation) with C input
+   channels, kernel size k, stride s and dilation dl, of a signal x on
+   (position, channel):
+     (conv1d w x)(o, c') = Σ_{a < k} Σ_{c < C} w(a, c, c') x(o·s + a·dl, c). *)
+Definition conv1d (k C s dl : nat) (w : nat -> nat -> nat -> R) (x : nat -> nat -> R) :=
+  fun o c' => \sum_(a < k) \sum_(c < C) w a c c' * x (o * s + a * dl)%N c.
+
+(* The composed kernel of a (k1, stride s1, dilation d1) and then
+   b (k2, d2) through C1 middle channels:
+     K(r, c0, c2) = Σ_{a·d1 + b·s1·d2 = r} Σ_{c1} w1(a, c0, c1) w2(b, c1, c2). *)
+Definition compose_kernel (k1 k2 C1 s1 d1 d2 : nat) (w1 w2 : nat -> nat -> nat -> R) :=
+  fun r c0 c2 => \sum_(a < k1) \sum_(b < k2)
+    (if (a * d1 + b * (s1 * d2) == r)%N then \sum_(c1 < C1) w1 a c0 c1 * w2 b c1 c2 else 0).
+
+Definition compose_extent (k1 k2 s1 d1 d2 : nat) := (d1 * k1.-1 + s1 * d2 * k2.-1).+1.
+
+Lemma big_pick (K m : nat) (F : nat -> R) : (m < K)%N ->
+  \sum_(r < K) (if (m == r)%N then F r else 0) = F m.
+Proof.
+move=> lt; rewrite (bigD1 (Ordinal lt)) //= eqxx big1 ?addr0 // => r /negbTE ne.
+by case: eqP => // e; move: ne; rewrite -val_eqE /= e eqxx.
+Qed.
+
+(* Every offset a·d1 + b·s1·d2 of the composite lies in its kernel. *)
+Lemma compose_offset_lt k1 k2 s1 d1 d2 (a : 'I_k1) (b : 'I_k2) :
+  (a * d1 + b * (s1 * d2) < compose_extent k1 k2 s1 d1 d2)%N.
+Proof.
+have below m (i : 'I_m) : (i <= m.-1)%N by rewrite -ltnS prednK ?(leq_ltn_trans (leq0n i)).
+by rewrite ltnS leq_add // [X in (X <= _)%N]mulnC leq_mul2l below orbT.
+Qed.
+
+(* The convolution a (kernel k1, stride s1, dilation d1, C0 -> C1
+   channels) followed by b (k2, s2, d2, C1 -> C2) is, on every signal x
+   and at every output (o, c2), the one convolution with stride s1·s2,
+   dilation 1, kernel d1(k1 − 1) + s1·d2(k2 − 1) + 1 and the composed
+   kernel K: the textbook operators, in 1-D. *)
+(* Law: LAYER-CONV-COMPOSE *)
+Theorem conv_compose k1 k2 C0 C1 s1 s2 d1 d2 w1 w2 (x : nat -> nat -> R) o c2 :
+  conv1d k2 C1 s2 d2 w2 (conv1d k1 C0 s1 d1 w1 x) o c2
+  = conv1d (compose_extent k1 k2 s1 d1 d2) C0 (s1 * s2) 1
+          (compose_kernel k1 k2 C1 s1 d1 d2 w1 w2) x o c2.
+Proof.
+rewrite /conv1d /compose_kernel.
+(* Both sides are the sum over (a, b, c0, c1) of w1 w2 x at
+   o·s1·s2 + a·d1 + b·s1·d2: on the left, (o·s2 + b·d2)·s1 + a·d1; on the
+   right, the offset sum collapses onto r = a·d1 + b·s1·d2. *)
+transitivity (\sum_(a < k1) \sum_(b < k2) \sum_(c0 < C0) \sum_(c1 < C1)
+               w1 a c0 c1 * w2 b c1 c2 * x (o * (s1 * s2) + (a * d1 + b * (s1 * d2)))%N c0).
+  under eq_bigr => b _ do under eq_bigr => c1 _ do rewrite big_distrr /=.
+  under eq_bigr => b _ do under eq_bigr => c1 _ do under eq_bigr => a _ do rewrite big_distrr /=.
+  under eq_bigr => b _ do rewrite exchange_big /=.
+  under eq_bigr => b _ do under eq_bigr => a _ do rewrite exchange_big /=.
+  rewrite exchange_big /=; apply: eq_bigr => a _; apply: eq_bigr => b _.
+  apply: eq_bigr => c0 _; apply: eq_bigr => c1 _.
+  rewrite mulrCA mulrA; congr (_ * x _ c0).
+  by rewrite mulnDl -!mulnA [(s2 * s1)%N]mulnC [(d2 * s1)%N]mulnC -addnA [(b * _ + _)%N]addnC.
+symmetry.
+under eq_bigr => r _ do under eq_bigr => c0 _ do rewrite big_distrl /=.
+under eq_bigr => r _ do under eq_bigr => c0 _ do under eq_bigr => a _ do rewrite big_distrl /=.
+under eq_bigr => r _ do under eq_bigr => c0 _ do under eq_bigr => a _ do
+  under eq_bigr => b _ do rewrite (fun_if (fun v => v * _)) mul0r.
+rewrite exchange_big /=.
+under eq_bigr => c0 _ do rewrite exchange_big /=.
+under eq_bigr => c0 _ do under eq_bigr => a _ do rewrite exchange_big /=.
+under eq_bigr => c0 _ do under eq_bigr => a _ do under eq_bigr => b _ do
+  rewrite (big_pick (fun r => (\sum_(c1 < C1) w1 a c0 c1 * w2 b c1 c2) * x (o * (s1 * s2) + r * 1)%N c0)
+                   (compose_offset_lt _ _ _ a b)).
+rewrite exchange_big /=; apply: eq_bigr => a _.
+rewrite exchange_big /=; apply: eq_bigr => b _; apply: eq_bigr => c0 _.
+by rewrite muln1 big_distrl.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Flip and clean commute for the reversed grading.                   *)
+
+(* The transposed span with its parameters relabelled by f: every edge
+   turned round, its parameter q taken to f q (the test's `flip`). *)
+Definition eflip (f : nat -> nat) (es : seq edge) : seq edge :=
+  [seq ((etgt e, esrc e), f (eprm e), ewt e) | e <- es].
+
+(* W relabelled by an involution f of the P parameters: flip(W)(q) = W(f q),
+   i.e. flip(W)(f p) = W(p). *)
+Definition eflip_w (f : nat -> nat) (P : nat) (w : seq R) : seq R :=
+  [seq nth 0 w (f q) | q <- iota 0 P].
+
+(* The reversed grades D + 1 - g order the grades below D the other way. *)
+Lemma ereversed_lt D a b : (a <= D)%N -> (b <= D)%N -> (D.+1 - b < D.+1 - a)%N = (a < b)%N.
+Proof.
+move=> ha hb; case: (ltnP a b) => [lt | le]; first by rewrite ltn_sub2l // ltnS.
+by apply/negbTE; rewrite -leqNgt leq_sub2l.
+Qed.
+
+Lemma nth_reversed D ed i : (i < size ed)%N -> nth 0%N (ereversed D ed) i = (D.+1 - nth 0%N ed i)%N.
+Proof. by move=> lt; rewrite /ereversed (nth_map 0%N). Qed.
+
+(* For a span given by its edges, grades at most D at their ends, and an
+   involution f of its parameters: a parameter q of the flipped transposed
+   span is valid for the reversed grading iff f q is valid for the span, so
+   clean′(flip(W)) = flip(clean(W)), clean′ the cleaning of the flipped
+   transposed span for the reversed grading. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem flip_clean D ed X Y P (es : seq edge) (f : nat -> nat) (w : seq R) :
+  all (fun g => g <= D)%N ed ->
+  all (fun e => [&& esrc e < size ed, etgt e < size ed & eprm e < P])%N es ->
+  (forall q, q < P -> f q < P /\ f (f q) = q)%N ->
+  eclean (ereversed D ed) (of_edges Y X P (eflip f es)) (eflip_w f P w)
+  = eflip_w f P (eclean ed (of_edges X Y P es) w).
+Proof.
+move=> /allP grades /allP ends inv; rewrite /eclean /eflip_w /=.
+apply/eq_in_map => q; rewrite mem_iota add0n => /andP[_ lt] /=.
+have [ltf ff] := inv q lt.
+rewrite !(nth_map 0%N) ?size_iota // !nth_iota // !add0n.
+congr (if _ then _ else _); rewrite !evalid_edges /eflip all_map.
+apply: eq_in_all => e /ends /and3P[ls lt' lp] /=; rewrite /eprm /esrc /etgt /=.
+rewrite !nth_reversed // ereversed_lt ?grades ?mem_nth //.
+congr (_ || _); apply/negb_inj; rewrite !negbK; apply/eqP/eqP => [<- | ->].
+  by have [_ ->] := inv _ lp.
+exact: ff.
+Qed.
+
+(* RecurMachine's flip: (lag, c_in, c_out) ↦ (lag, c_out, c_in), flat
+   lag·N² + c·N + c′ with N channels (no kernel reversal: the lags stay). *)
+Definition recur_flip (N q : nat) : nat :=
+  (q %/ (N * N) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N.
+
+Lemma flat_coords lag ci co N : (ci < N)%N -> (co < N)%N ->
+  let q := (lag * (N * N) + (ci * N + co))%N in
+  [/\ q %/ (N * N) = lag, q %% (N * N) %/ N = ci & q %% N = co]%N.
+Proof.
+move=> lti lto q; have N_pos : (0 < N)%N by apply: leq_ltn_trans lto.
+have lt2 : (ci * N + co < N * N)%N by apply: flat_lt.
+rewrite /q divnMDl ?muln_gt0 ?N_pos // divn_small // addn0 modnMDl modn_small //.
+rewrite divnMDl // divn_small // addn0; split=> //.
+by rewrite mulnA modnMDl modnMDl modn_small.
+Qed.
+
+Lemma recur_flip_inv N P q : (q < P * (N * N))%N ->
+  (recur_flip N q < P * (N * N))%N /\ recur_flip N (recur_flip N q) = q.
+Proof.
+move=> lt; have N_pos : (0 < N)%N by move: lt; case: N => // /=; rewrite !muln0.
+have ltco : (q %% N < N)%N by rewrite ltn_pmod.
+have ltci : (q %% (N * N) %/ N < N)%N by rewrite ltn_divLR // ltn_pmod ?muln_gt0 ?N_pos.
+have qE : q = (q %/ (N * N) * (N * N) + (q %% (N * N) %/ N * N + q %% N))%N.
+  by rewrite {1}(divn_eq q (N * N)) {1}(divn_eq (q %% (N * N)) N) modn_dvdm ?dvdn_mulr.
+split.
+  by rewrite /recur_flip flat_lt ?flat_lt // ltn_divLR ?muln_gt0 ?N_pos // mulnC.
+have [e1 e2 e3] := flat_coords (q %/ (N * N)) ltco ltci.
+have -> : recur_flip N q = (q %/ (N * N) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N by [].
+by rewrite /recur_flip e1 e2 e3 -qE.
+Qed.
+
+Lemma etime_edges_in L N p e : e \in etime_edges L N N p ->
+  [&& esrc e < L * N, etgt e < L * N & eprm e < p.+1 * (N * N)]%N.
+Proof.
+move=> /flattenP[l /mapP[y]]; rewrite mem_iota add0n => /andP[_ lty] ->.
+move=> /flattenP[l' /mapP[k]]; rewrite mem_iota add0n ltnS => /andP[_ lek] ->.
+case: ifP => // le /mapP[ci]; rewrite mem_iota add0n => /andP[_ ltci] -> /=.
+have N_pos : (0 < N)%N by apply: leq_ltn_trans ltci.
+rewrite /esrc /etgt /eprm /= lty /= flat_lt ?flat_lt ?ltn_pmod ?ltnS ?leq_subr //.
+rewrite (leq_ltn_trans _ (_ : y %/ N < L)%N) ?ltn_divLR //.
+by rewrite leq_subLR addnC leq_add2r.
+Qed.
+
+(* RecurMachine(dims, σ, pad p, timeblock, L): with flip (lag, c_in, c_out)
+   ↦ (lag, c_out, c_in) and any D bounding the grades, clean′(flip(W)) =
+   flip(clean(W)), clean′ the cleaning of the flipped transposed time
+   convolution (anti-causal, time_conv_transpose_textbook) for the
+   reversed grading. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem recur_flip_clean L tb dims p D (w : seq R) :
+  let blk := block_grades dims in let N := size blk in
+  let ed := recur_grades L tb (size dims) blk in
+  all (fun g => g <= D)%N ed ->
+  eclean (ereversed D ed) (of_edges (L * N) (L * N) (p.+1 * (N * N))
+                                    (eflip (recur_flip N) (etime_edges L N N p)))
+         (eflip_w (recur_flip N) (p.+1 * (N * N)) w)
+  = eflip_w (recur_flip N) (p.+1 * (N * N)) (eclean ed (etime_conv L N N p) w).
+Proof.
+move=> blk N ed grades; apply: flip_clean => //; last exact: recur_flip_inv.
+apply/allP => e /etime_edges_in.
+by rewrite /ed /recur_grades size_map size_iota.
+Qed.
+
 End Layers.
 
 (* ------------------------------------------------------------------ *)
