@@ -16,7 +16,7 @@ Require Import Reals.
 From Coquelicot Require Import Hierarchy Derive.
 From mathcomp Require Import all_ssreflect all_algebra.
 From mathcomp.analysis Require Import Rstruct.
-From PM Require Import Spans Machines.
+From PM Require Import Spans Machines Executable Layers.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -629,3 +629,70 @@ Corollary relu_backward_gradient :
 Proof. exact: (backward_gradient grading gy gz relu_derive_at). Qed.
 
 End Relu.
+
+(* ------------------------------------------------------------------ *)
+(* The seed's recurrent machine.                                      *)
+
+Section SeedGradient.
+
+(* RecurMachine(dims, σ, pad p, timeblock tb, length L) over R: the time
+   convolution's edge list of Layers.v as a span of Spans.v, and the grading
+   ⌊t/tb⌋·|dims| + block(c), into 1..D for any D above its grades. *)
+Variables (L tb p D : nat) (dims : seq nat).
+Hypothesis levels : all (fun g => g <= D)%N (recur_grades L tb (size dims) (block_grades dims)).
+
+Local Notation N := (size (block_grades dims)).
+Local Notation grades := (recur_grades L tb (size dims) (block_grades dims)).
+Local Notation a := (pspan_of_edges (etime_ends [comRingType of R] L N p)).
+Definition recur_grade (i : 'I_(L * N)) : nat := nth 0%N grades i.
+
+Lemma ord_mul_pos m k (i : 'I_(m * k)) : (0 < k)%N.
+Proof. by case: k i => // [[j]]; rewrite muln0. Qed.
+
+Lemma recur_grading : is_grading D recur_grade.
+Proof.
+move=> i; rewrite /recur_grade (allP levels) ?mem_nth ?size_map ?size_iota // andbT.
+have N_pos := ord_mul_pos i.
+rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n.
+have /andP[pos _] : (0 < nth 0 (block_grades dims) (i %% N) <= size dims)%N.
+  by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
+exact: leq_trans pos (leq_addl _ _).
+Qed.
+
+Lemma recur_gradeE : gseq recur_grade = grades.
+Proof.
+rewrite /gseq /recur_grade -(map_iota_ord (L * N) (fun i => nth 0%N grades i)).
+have <- : size grades = (L * N)%N by rewrite size_map size_iota.
+by rewrite -/(mkseq _ _) mkseq_nth.
+Qed.
+
+Variables (sigma sigma' : 'I_(L * N) -> R -> R).
+Variables (w : 'I_(p.+1 * (N * N)) -> R) (y0 z0 gy gz : 'I_(L * N) -> R).
+Hypothesis sigma_derive :
+  forall i, derives (sigma i) ((solution D recur_grade a sigma w y0 z0).1 i)
+                    (sigma' i ((solution D recur_grade a sigma w y0 z0).1 i)).
+
+Local Notation cotangent := (backward D recur_grade a (slopes D recur_grade a sigma sigma' w y0 z0) w gy gz).
+Local Notation zero n := (fun _ : 'I_n => 0 : R).
+Local Notation loss := (loss D recur_grade a sigma w).
+
+(* SEED-GRADIENT for RecurMachine: its span's lists are the edge list
+   etime_conv and its grading that of Layers.v (which
+   proofs_extracted_vs_cpp compares with pm::RecurMachine), and the
+   backward pass with the slopes σ′(y) gives the partial derivatives of
+   <g_y, y> + <g_z, z> with respect to y0, z0 and W (cleaned). *)
+(* Law: SEED-GRADIENT *)
+Corollary recur_seed_gradient :
+  epspan_of a = etime_conv [comRingType of R] L N N p /\ gseq recur_grade = grades /\
+  (forall j, derives (loss (zero _) y0 z0 (unit_vector j) (zero _) gy gz) 0 (cotangent.2 j)) /\
+  (forall j, derives (loss (zero _) y0 z0 (zero _) (unit_vector j) gy gz) 0 (cotangent.1 j)) /\
+  (forall q, derives (loss (unit_vector q) y0 z0 (zero _) (zero _) gy gz) 0
+                     (clean recur_grade a (parameter_gradient a (solution D recur_grade a sigma w y0 z0).2
+                                                          cotangent.2) q)).
+Proof.
+split; first exact: pspan_of_edgesE.
+split; first exact: recur_gradeE.
+exact: (backward_gradient recur_grading gy gz sigma_derive).
+Qed.
+
+End SeedGradient.

@@ -1174,6 +1174,48 @@ apply/allP => e /etime_edges_in.
 by rewrite /ed /recur_grades size_map size_iota.
 Qed.
 
+(* ------------------------------------------------------------------ *)
+(* An edge list as a parametric span of Spans.v.                      *)
+
+Section OfEdges.
+
+Variables (X Y P : nat) (es : seq edge).
+Hypothesis ends : all (fun e => [&& esrc e < X, etgt e < Y & eprm e < P])%N es.
+
+Lemma edge_ends (e : 'I_(size es)) :
+  [&& esrc (nth edge0 es e) < X, etgt (nth edge0 es e) < Y & eprm (nth edge0 es e) < P]%N.
+Proof. by apply: (allP ends); rewrite mem_nth. Qed.
+
+Lemma edge_src (e : 'I_(size es)) : (esrc (nth edge0 es e) < X)%N.
+Proof. by case/and3P: (edge_ends e). Qed.
+Lemma edge_tgt (e : 'I_(size es)) : (etgt (nth edge0 es e) < Y)%N.
+Proof. by case/and3P: (edge_ends e). Qed.
+Lemma edge_prm (e : 'I_(size es)) : (eprm (nth edge0 es e) < P)%N.
+Proof. by case/and3P: (edge_ends e). Qed.
+
+(* The apex is the list's positions, the legs read each edge. *)
+Definition pspan_of_edges : ParametricSpan R X Y P :=
+  {| span := {| apex := size es; s := fun e => Ordinal (edge_src e);
+                t := fun e => Ordinal (edge_tgt e); mu := fun e => ewt (nth edge0 es e) |};
+     pi := fun e => Ordinal (edge_prm e) |}.
+
+Lemma map_edges T (F : edge -> T) :
+  [seq F (nth edge0 es (val e)) | e <- enum 'I_(size es)] = map F es.
+Proof.
+by rewrite -(map_iota_ord (size es) (fun i => F (nth edge0 es i))) -[in RHS](mkseq_nth edge0 es) /mkseq -map_comp.
+Qed.
+
+(* Its lists are the edge list's span. *)
+Lemma pspan_of_edgesE : epspan_of pspan_of_edges = of_edges X Y P es.
+Proof. by rewrite /epspan_of /espan_of /of_edges /mseq /fseq /= !map_edges. Qed.
+
+End OfEdges.
+
+(* The ends of the time convolution's edges lie in its index sets. *)
+Lemma etime_ends L N p :
+  all (fun e => [&& esrc e < L * N, etgt e < L * N & eprm e < p.+1 * (N * N)])%N (etime_edges L N N p).
+Proof. by apply/allP => e /etime_edges_in. Qed.
+
 End Layers.
 
 (* ------------------------------------------------------------------ *)
