@@ -25,7 +25,13 @@
    - graph convolution: Σ_{u -> v} c(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in)
      with c = 1, 1/deg(v), or (deg(u) deg(v))^{-1/2} over a real closed
      field, and its equivariance under a relabelling of the nodes;
-   - the recurrent machine's cleaning: which (lag, c_in, c_out) survive. *)
+   - the recurrent machine's cleaning: which (lag, c_in, c_out) survive,
+     and that flipping the parameters commutes with cleaning for the
+     reversed grading;
+   - in 1-D without padding, composing two convolutions (their textbook
+     operators, and their spans) is the convolution with the composed
+     kernel;
+   - an edge list with its ends in range as a parametric span of Spans.v. *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From PM Require Import Spans Executable.
 
@@ -1217,6 +1223,160 @@ Lemma etime_ends L N p :
 Proof. by apply/allP => e /etime_edges_in. Qed.
 
 End Layers.
+
+(* A flat index i·t + j of a product of ranges is the pair (k + i, j). *)
+Lemma nth_allpairs_iota T (f : nat -> nat -> T) x0 k m t i j : (i < m)%N -> (j < t)%N ->
+  nth x0 [seq f a b | a <- iota k m, b <- iota 0 t] (i * t + j) = f (k + i)%N j.
+Proof.
+move=> + ltj; elim: i k m => [|i IH] k [|m] //= lti.
+  by rewrite nth_cat size_map size_iota mul0n add0n ltj (nth_map 0%N) ?size_iota // nth_iota // addn0.
+rewrite nth_cat size_map size_iota mulSn -addnA ltnNge leq_addr /= addKn IH //.
+by rewrite addSnnS.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The 1-D convolution spans and their composition.                   *)
+
+Section Rank1.
+
+Variable R : comRingType.
+
+(* The 1-D convolution of pm::conv: n positions, C -> C' channels, kernel
+   k, no padding, stride s, dilation dl, one group. *)
+Definition conv1_spec (n C C' k s dl : nat) : ConvSpec :=
+  Build_ConvSpec [:: n] C C' [:: k] [::] [::] [:: s] [:: dl] 1.
+
+Variables (n C C' k s dl : nat).
+Local Notation c := (conv1_spec n C C' k s dl).
+Definition out1 := ((n - (dl * k.-1).+1) %/ s).+1.
+
+Lemma multis2 m t : multis [:: m; t] = [seq [:: a; b] | a <- iota 0 m, b <- iota 0 t].
+Proof.
+have e : multis [:: t] = [seq [:: i] | i <- iota 0 t] by rewrite /=; elim: (iota 0 t) => //= i l ->.
+change (multis [:: m; t]) with [seq i :: r | i <- iota 0 m, r <- multis [:: t]]; rewrite e.
+by elim: (iota 0 m) => //= a l ->; rewrite -map_comp.
+Qed.
+
+Lemma multis1 m : multis [:: m] = [seq [:: a] | a <- iota 0 m].
+Proof. by rewrite /=; elim: (iota 0 m) => //= i l ->. Qed.
+
+Lemma esum_iota (m : nat) (F : nat -> R) : esum [seq F i | i <- iota 0 m] = \sum_(i < m) F i.
+Proof. by rewrite esum_big big_map -(big_mkord xpredT) /index_iota subn0. Qed.
+
+Lemma outputs1E : outputs c = multis [:: out1; C'].
+Proof.
+rewrite /outputs /out_shape (_ : out_positions c = [:: out1]) //.
+by rewrite /out_positions /= /lo /hi /reach /step /dil /= !addn0.
+Qed.
+
+Lemma nth_outputs1 o co : (o < out1)%N -> (co < C')%N -> nth [::] (outputs c) (o * C' + co) = [:: o; co].
+Proof.
+move=> lto ltco; rewrite outputs1E multis2.
+by rewrite (nth_allpairs_iota (fun a b => [:: a; b])).
+Qed.
+
+Lemma size_outputs1 : size (outputs c) = (out1 * C')%N.
+Proof. by rewrite outputs1E multis2 size_allpairs !size_iota. Qed.
+
+(* Without padding, when the reach fits the input, every output reads
+   inside the input. *)
+Lemma reads_in o a : (dl * k.-1 < n)%N -> (o < out1)%N -> (a < k)%N -> (o * s + a * dl < n)%N.
+Proof.
+move=> fits lto lta.
+have le : (o * s <= n - (dl * k.-1).+1)%N.
+  by rewrite (leq_trans _ (leq_trunc_div _ s)) // leq_mul2r -ltnS lto orbT.
+rewrite (leq_ltn_trans (leq_add le (_ : a * dl <= dl * k.-1)%N)) //.
+  by rewrite mulnC leq_mul2l -ltnS prednK ?lta ?orbT // (leq_ltn_trans (leq0n a) lta).
+by rewrite addnC -ltn_subRL subnSK // subnn.
+Qed.
+
+(* The 1-D convolution without padding, when its reach fits the input:
+   at the output (o, c'), Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl, ci). *)
+Theorem conv1_textbook (w x : seq R) o co : (dl * k.-1 < n)%N -> (o < out1)%N -> (co < C')%N ->
+  nth 0 (eapply_p (econv R c) w x) (o * C' + co)
+  = conv1d k C s dl (fun a ci co => nth 0 w ((a * C + ci) * C' + co)%N)
+                    (fun i ci => nth 0 x (i * C + ci)%N) o co.
+Proof.
+move=> fits lto ltco.
+have lty : (o * C' + co < size (outputs c))%N by rewrite size_outputs1 flat_lt.
+rewrite conv_textbook (nth_map 0%N) ?size_iota // nth_iota // add0n /= nth_outputs1 //=.
+have offs : offsets c = [seq [:: a] | a <- iota 0 k] by rewrite /offsets multis1.
+rewrite offs size_map size_iota esum_iota /conv1d; apply: eq_bigr => a _.
+rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /cout_g /= !divn1 esum_iota.
+apply: eq_bigr => ci _; rewrite divn_small // mul0n add0n /parameter /cin_g /= ?divn1.
+rewrite /padded /inside /shifted /step /dil /lo /= ?subn0 /= andbT.
+rewrite reads_in //.
+by rewrite /source /flat /in_shape /= subn0 mul0n add0n.
+Qed.
+End Rank1.
+
+Lemma conv1d_ext (R : comRingType) k C s dl (w w' : nat -> nat -> nat -> R) (x x' : nat -> nat -> R) o c' :
+  (forall a c, a < k -> c < C -> w a c c' = w' a c c' /\ x (o * s + a * dl) c = x' (o * s + a * dl) c)%N ->
+  conv1d k C s dl w x o c' = conv1d k C s dl w' x' o c'.
+Proof.
+move=> e; apply: eq_bigr => a _; apply: eq_bigr => c _.
+by have [-> ->] := e a c (ltn_ord a) (ltn_ord c).
+Qed.
+
+Section ConvComposeSpans.
+
+Variable R : comRingType.
+Variables (n C0 C1 C2 k1 k2 s1 s2 d1 d2 : nat).
+
+(* a: n positions, C0 -> C1; then b on a's outputs, C1 -> C2; both unpadded. *)
+Local Notation m := (out1 n k1 s1 d1).
+Local Notation a := (conv1_spec n C0 C1 k1 s1 d1).
+Local Notation b := (conv1_spec m C1 C2 k2 s2 d2).
+Local Notation ext := (compose_extent k1 k2 s1 d1 d2).
+
+(* The composite: stride s1·s2, dilation 1, kernel ext, parameters
+   K(r, c0, c2) flat (r·C0 + c0)·C2 + c2. *)
+Definition composite_spec := conv1_spec n C0 C2 ext (s1 * s2) 1.
+
+Definition composite_kernel (w1 w2 : seq R) : seq R :=
+  [seq compose_kernel k1 k2 C1 s1 d1 d2 (fun a c c' => nth 0 w1 ((a * C0 + c) * C1 + c')%N)
+                      (fun a c c' => nth 0 w2 ((a * C1 + c) * C2 + c')%N) (rc %/ C0)%N (rc %% C0)%N c2
+  | rc <- iota 0 (ext * C0), c2 <- iota 0 C2].
+
+(* The composite has b's output positions. *)
+Lemma composite_out : out1 n ext (s1 * s2) 1 = out1 m k2 s2 d2.
+Proof.
+rewrite /out1 /compose_extent /= mul1n -addSn subnDA subSS.
+by rewrite -mulnA [(s1 * (d2 * _))%N]mulnC divnMA divnBMl.
+Qed.
+
+(* Composing the spans of two unpadded 1-D convolutions whose reaches fit
+   their inputs: at every output (o, c2) of b, b's span applied to a's
+   span applied to x is the span of the composite convolution (stride
+   s1·s2, dilation 1, kernel d1(k1 − 1) + s1·d2(k2 − 1) + 1) at the
+   composed kernel K. *)
+(* Law: LAYER-CONV-COMPOSE *)
+Theorem conv_compose_spans (w1 w2 x : seq R) o c2 :
+  (d1 * k1.-1 < n)%N -> (d2 * k2.-1 < m)%N -> (o < out1 m k2 s2 d2)%N -> (c2 < C2)%N ->
+  nth 0 (eapply_p (econv R b) w2 (eapply_p (econv R a) w1 x)) (o * C2 + c2)
+  = nth 0 (eapply_p (econv R composite_spec) (composite_kernel w1 w2) x) (o * C2 + c2).
+Proof.
+move=> fits1 fits2 lto ltc2.
+have fitsK : (1 * ext.-1 < n)%N.
+  rewrite mul1n /compose_extent /=.
+  have le : (s1 * d2 * k2.-1 <= n - (d1 * k1.-1).+1)%N.
+    rewrite -mulnA (leq_trans _ (leq_trunc_div _ s1)) // mulnC leq_mul2r.
+    by move: fits2; rewrite /out1 ltnS => ->; rewrite orbT.
+  by rewrite -ltn_subRL (leq_ltn_trans le) // subnS prednK ?subn_gt0 // leq_subr.
+rewrite conv1_textbook // conv1_textbook ?composite_out //.
+transitivity (conv1d k2 C1 s2 d2 (fun a c c' => nth 0 w2 ((a * C1 + c) * C2 + c')%N)
+                     (conv1d k1 C0 s1 d1 (fun a c c' => nth 0 w1 ((a * C0 + c) * C1 + c')%N)
+                                         (fun i c => nth 0 x (i * C0 + c)%N)) o c2).
+  apply: conv1d_ext => b' c1 ltb ltc1; split=> //; rewrite conv1_textbook //.
+  exact: (reads_in fits2 lto ltb).
+rewrite conv_compose; apply: conv1d_ext => r c0 ltr ltc0; split=> //.
+rewrite (nth_allpairs_iota (fun rc c2 => compose_kernel _ _ _ _ _ _ _ _ (rc %/ C0)%N (rc %% C0)%N c2)) //.
+  have C0_pos : (0 < C0)%N by apply: leq_ltn_trans ltc0.
+  by rewrite add0n divnMDl // divn_small // addn0 modnMDl modn_small.
+exact: flat_lt.
+Qed.
+
+End ConvComposeSpans.
 
 (* ------------------------------------------------------------------ *)
 (* The normalisations of the graph convolution (graph_conv.hpp).      *)
