@@ -1117,6 +1117,19 @@ congr (_ || _); apply/negb_inj; rewrite !negbK; apply/eqP/eqP => [<- | ->].
 exact: ff.
 Qed.
 
+(* The operator of the flipped transposed span at flip(W) is the
+   transposed operator at W. *)
+Lemma flip_apply X Y P (es : seq edge) (f : nat -> nat) (w g : seq R) :
+  all (fun e => eprm e < P)%N es -> (forall q, q < P -> f q < P /\ f (f q) = q)%N ->
+  eapply_p (of_edges Y X P (eflip f es)) (eflip_w f P w) g
+  = eapply_p (etranspose_p (of_edges X Y P es)) w g.
+Proof.
+move=> /allP prms inv; rewrite eapply_p_edges transpose_p_edges /eflip; apply: eq_map => x.
+rewrite filter_map -map_comp; congr esum; apply/eq_in_map => e; rewrite mem_filter => /andP[_ /prms lt].
+have [ltf ff] := inv _ lt.
+by rewrite /= /eflip_w /eprm /esrc /etgt /ewt /= (nth_map 0%N) ?size_iota // nth_iota // add0n ff.
+Qed.
+
 (* RecurMachine's flip: (lag, c_in, c_out) ↦ (lag, c_out, c_in), flat
    lag·N² + c·N + c′ with N channels (no kernel reversal: the lags stay). *)
 Definition recur_flip (N q : nat) : nat :=
@@ -1242,13 +1255,13 @@ Section Rank1.
 Variable R : comRingType.
 
 (* The 1-D convolution of pm::conv: n positions, C -> C' channels, kernel
-   k, no padding, stride s, dilation dl, one group. *)
-Definition conv1_spec (n C C' k s dl : nat) : ConvSpec :=
-  Build_ConvSpec [:: n] C C' [:: k] [::] [::] [:: s] [:: dl] 1.
+   k, padding (pl, ph), stride s, dilation dl, one group. *)
+Definition conv1_spec (n C C' k pl ph s dl : nat) : ConvSpec :=
+  Build_ConvSpec [:: n] C C' [:: k] [:: pl] [:: ph] [:: s] [:: dl] 1.
 
-Variables (n C C' k s dl : nat).
-Local Notation c := (conv1_spec n C C' k s dl).
-Definition out1 := ((n - (dl * k.-1).+1) %/ s).+1.
+Variables (n C C' k pl ph s dl : nat).
+Local Notation c := (conv1_spec n C C' k pl ph s dl).
+Definition out1 := ((n + pl + ph - (dl * k.-1).+1) %/ s).+1.
 
 Lemma multis2 m t : multis [:: m; t] = [seq [:: a; b] | a <- iota 0 m, b <- iota 0 t].
 Proof.
@@ -1265,8 +1278,7 @@ Proof. by rewrite esum_big big_map -(big_mkord xpredT) /index_iota subn0. Qed.
 
 Lemma outputs1E : outputs c = multis [:: out1; C'].
 Proof.
-rewrite /outputs /out_shape (_ : out_positions c = [:: out1]) //.
-by rewrite /out_positions /= /lo /hi /reach /step /dil /= !addn0.
+by rewrite /outputs /out_shape (_ : out_positions c = [:: out1]).
 Qed.
 
 Lemma nth_outputs1 o co : (o < out1)%N -> (co < C')%N -> nth [::] (outputs c) (o * C' + co) = [:: o; co].
@@ -1278,11 +1290,33 @@ Qed.
 Lemma size_outputs1 : size (outputs c) = (out1 * C')%N.
 Proof. by rewrite outputs1E multis2 size_allpairs !size_iota. Qed.
 
+(* The 1-D convolution: at the output (o, c'),
+     Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl − pl, ci),
+   x zero outside the input. *)
+Theorem conv1_padded (w x : seq R) o co : (o < out1)%N -> (co < C')%N ->
+  nth 0 (eapply_p (econv R c) w x) (o * C' + co)
+  = \sum_(a < k) \sum_(ci < C) nth 0 w ((a * C + ci) * C' + co)%N
+      * (if ((pl <= o * s + a * dl) && (o * s + a * dl - pl < n))%N then nth 0 x ((o * s + a * dl - pl) * C + ci)%N
+         else 0).
+Proof.
+move=> lto ltco.
+have lty : (o * C' + co < size (outputs c))%N by rewrite size_outputs1 flat_lt.
+rewrite conv_textbook (nth_map 0%N) ?size_iota // nth_iota // add0n /= nth_outputs1 //=.
+have offs : offsets c = [seq [:: a] | a <- iota 0 k] by rewrite /offsets multis1.
+rewrite offs size_map size_iota esum_iota; apply: eq_bigr => a _.
+rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /cout_g /= !divn1 esum_iota.
+apply: eq_bigr => ci _; rewrite divn_small // mul0n add0n /parameter /cin_g /= ?divn1.
+rewrite /padded /inside /shifted /step /dil /lo /= andbT.
+by case: ifP => //; rewrite /source /flat /in_shape /= mul0n add0n.
+Qed.
+End Rank1.
+
 (* Without padding, when the reach fits the input, every output reads
    inside the input. *)
-Lemma reads_in o a : (dl * k.-1 < n)%N -> (o < out1)%N -> (a < k)%N -> (o * s + a * dl < n)%N.
+Lemma reads_in n k s dl o a : (dl * k.-1 < n)%N -> (o < out1 n k 0 0 s dl)%N -> (a < k)%N ->
+  (o * s + a * dl < n)%N.
 Proof.
-move=> fits lto lta.
+rewrite /out1 !addn0 => fits lto lta.
 have le : (o * s <= n - (dl * k.-1).+1)%N.
   by rewrite (leq_trans _ (leq_trunc_div _ s)) // leq_mul2r -ltnS lto orbT.
 rewrite (leq_ltn_trans (leq_add le (_ : a * dl <= dl * k.-1)%N)) //.
@@ -1292,23 +1326,15 @@ Qed.
 
 (* The 1-D convolution without padding, when its reach fits the input:
    at the output (o, c'), Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl, ci). *)
-Theorem conv1_textbook (w x : seq R) o co : (dl * k.-1 < n)%N -> (o < out1)%N -> (co < C')%N ->
-  nth 0 (eapply_p (econv R c) w x) (o * C' + co)
+Theorem conv1_textbook (R : comRingType) n C C' k s dl (w x : seq R) o co :
+  (dl * k.-1 < n)%N -> (o < out1 n k 0 0 s dl)%N -> (co < C')%N ->
+  nth 0 (eapply_p (econv R (conv1_spec n C C' k 0 0 s dl)) w x) (o * C' + co)
   = conv1d k C s dl (fun a ci co => nth 0 w ((a * C + ci) * C' + co)%N)
                     (fun i ci => nth 0 x (i * C + ci)%N) o co.
 Proof.
-move=> fits lto ltco.
-have lty : (o * C' + co < size (outputs c))%N by rewrite size_outputs1 flat_lt.
-rewrite conv_textbook (nth_map 0%N) ?size_iota // nth_iota // add0n /= nth_outputs1 //=.
-have offs : offsets c = [seq [:: a] | a <- iota 0 k] by rewrite /offsets multis1.
-rewrite offs size_map size_iota esum_iota /conv1d; apply: eq_bigr => a _.
-rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /cout_g /= !divn1 esum_iota.
-apply: eq_bigr => ci _; rewrite divn_small // mul0n add0n /parameter /cin_g /= ?divn1.
-rewrite /padded /inside /shifted /step /dil /lo /= ?subn0 /= andbT.
-rewrite reads_in //.
-by rewrite /source /flat /in_shape /= subn0 mul0n add0n.
+move=> fits lto ltco; rewrite conv1_padded //; apply: eq_bigr => a _; apply: eq_bigr => ci _.
+by rewrite subn0 leq0n (reads_in fits lto (ltn_ord a)).
 Qed.
-End Rank1.
 
 Lemma conv1d_ext (R : comRingType) k C s dl (w w' : nat -> nat -> nat -> R) (x x' : nat -> nat -> R) o c' :
   (forall a c, a < k -> c < C -> w a c c' = w' a c c' /\ x (o * s + a * dl) c = x' (o * s + a * dl) c)%N ->
@@ -1324,14 +1350,14 @@ Variable R : comRingType.
 Variables (n C0 C1 C2 k1 k2 s1 s2 d1 d2 : nat).
 
 (* a: n positions, C0 -> C1; then b on a's outputs, C1 -> C2; both unpadded. *)
-Local Notation m := (out1 n k1 s1 d1).
-Local Notation a := (conv1_spec n C0 C1 k1 s1 d1).
-Local Notation b := (conv1_spec m C1 C2 k2 s2 d2).
+Local Notation m := (out1 n k1 0 0 s1 d1).
+Local Notation a := (conv1_spec n C0 C1 k1 0 0 s1 d1).
+Local Notation b := (conv1_spec m C1 C2 k2 0 0 s2 d2).
 Local Notation ext := (compose_extent k1 k2 s1 d1 d2).
 
 (* The composite: stride s1·s2, dilation 1, kernel ext, parameters
    K(r, c0, c2) flat (r·C0 + c0)·C2 + c2. *)
-Definition composite_spec := conv1_spec n C0 C2 ext (s1 * s2) 1.
+Definition composite_spec := conv1_spec n C0 C2 ext 0 0 (s1 * s2) 1.
 
 Definition composite_kernel (w1 w2 : seq R) : seq R :=
   [seq compose_kernel k1 k2 C1 s1 d1 d2 (fun a c c' => nth 0 w1 ((a * C0 + c) * C1 + c')%N)
@@ -1339,9 +1365,9 @@ Definition composite_kernel (w1 w2 : seq R) : seq R :=
   | rc <- iota 0 (ext * C0), c2 <- iota 0 C2].
 
 (* The composite has b's output positions. *)
-Lemma composite_out : out1 n ext (s1 * s2) 1 = out1 m k2 s2 d2.
+Lemma composite_out : out1 n ext 0 0 (s1 * s2) 1 = out1 m k2 0 0 s2 d2.
 Proof.
-rewrite /out1 /compose_extent /= mul1n -addSn subnDA subSS.
+rewrite /out1 !addn0 /compose_extent /= mul1n -addSn subnDA subSS.
 by rewrite -mulnA [(s1 * (d2 * _))%N]mulnC divnMA divnBMl.
 Qed.
 
@@ -1352,7 +1378,7 @@ Qed.
    composed kernel K. *)
 (* Law: LAYER-CONV-COMPOSE *)
 Theorem conv_compose_spans (w1 w2 x : seq R) o c2 :
-  (d1 * k1.-1 < n)%N -> (d2 * k2.-1 < m)%N -> (o < out1 m k2 s2 d2)%N -> (c2 < C2)%N ->
+  (d1 * k1.-1 < n)%N -> (d2 * k2.-1 < m)%N -> (o < out1 m k2 0 0 s2 d2)%N -> (c2 < C2)%N ->
   nth 0 (eapply_p (econv R b) w2 (eapply_p (econv R a) w1 x)) (o * C2 + c2)
   = nth 0 (eapply_p (econv R composite_spec) (composite_kernel w1 w2) x) (o * C2 + c2).
 Proof.
@@ -1361,7 +1387,7 @@ have fitsK : (1 * ext.-1 < n)%N.
   rewrite mul1n /compose_extent /=.
   have le : (s1 * d2 * k2.-1 <= n - (d1 * k1.-1).+1)%N.
     rewrite -mulnA (leq_trans _ (leq_trunc_div _ s1)) // mulnC leq_mul2r.
-    by move: fits2; rewrite /out1 ltnS => ->; rewrite orbT.
+    by move: fits2; rewrite /out1 !addn0 ltnS => ->; rewrite orbT.
   by rewrite -ltn_subRL (leq_ltn_trans le) // subnS prednK ?subn_gt0 // leq_subr.
 rewrite conv1_textbook // conv1_textbook ?composite_out //.
 transitivity (conv1d k2 C1 s2 d2 (fun a c c' => nth 0 w2 ((a * C1 + c) * C2 + c')%N)
@@ -1377,6 +1403,37 @@ exact: flat_lt.
 Qed.
 
 End ConvComposeSpans.
+
+(* RecurMachine's backward span: the transposed time convolution with its
+   parameters flipped, (lag, c_in, c_out) ↦ (lag, c_out, c_in), has at
+   flip(W), on every g and at every input (t, c_in), the operator of the
+   1-D convolution on L positions and N channels with kernel p + 1,
+   padding (0, p), stride and dilation 1, at flip(W): the anti-causal
+   convolution, whose offset a reads g at t + a. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem recur_backward_span (R : comRingType) L N p (w g : seq R) t ci : (t < L)%N -> (ci < N)%N ->
+  let f := recur_flip N in let P := (p.+1 * (N * N))%N in
+  nth 0 (eapply_p (of_edges (L * N) (L * N) P (eflip f (etime_edges R L N N p))) (eflip_w f P w) g)
+      (t * N + ci)
+  = nth 0 (eapply_p (econv R (conv1_spec L N N p.+1 0 p 1 1)) (eflip_w f P w) g) (t * N + ci).
+Proof.
+move=> ltt ltci f P.
+have N_pos : (0 < N)%N by apply: leq_ltn_trans ltci.
+rewrite flip_apply; last exact: recur_flip_inv.
+  2: by apply/allP => e /etime_edges_in /and3P[].
+rewrite time_conv_transpose_textbook (nth_map 0%N) ?size_iota ?flat_lt // nth_iota ?flat_lt // add0n.
+cbv zeta.
+rewrite divnMDl // divn_small // addn0 modnMDl modn_small //.
+have out : (t < out1 L p.+1 0 p 1 1)%N.
+  by rewrite /out1 addn0 mul1n divn1 subnS addnK prednK // (leq_ltn_trans (leq0n t) ltt).
+rewrite conv1_padded // esum_iota; apply: eq_bigr => a _; rewrite !muln1 subn0 leq0n.
+case: ifP => lt; last by rewrite big1 // => c _; rewrite mulr0.
+rewrite esum_iota; apply: eq_bigr => c _.
+have ltq : ((a * N + c) * N + ci < P)%N by rewrite /P mulnA flat_lt ?flat_lt.
+have qE : ((a * N + c) * N + ci = a * (N * N) + (c * N + ci))%N by rewrite mulnDl -mulnA addnA.
+rewrite /eflip_w (nth_map 0%N) ?size_iota // nth_iota // add0n /f qE /recur_flip.
+by have [-> -> ->] := flat_coords a (ltn_ord c) ltci.
+Qed.
 
 (* ------------------------------------------------------------------ *)
 (* The normalisations of the graph convolution (graph_conv.hpp).      *)
