@@ -631,68 +631,58 @@ Proof. exact: (backward_gradient grading gy gz relu_derive_at). Qed.
 End Relu.
 
 (* ------------------------------------------------------------------ *)
-(* The seed's recurrent machine.                                      *)
+(* The seed's machines, given by lists.                               *)
 
 Section SeedGradient.
 
-(* RecurMachine(dims, σ, pad p, timeblock tb, length L) over R: the time
-   convolution's edge list of Layers.v as a span of Spans.v, and the grading
-   ⌊t/tb⌋·|dims| + block(c), into 1..D for any D above its grades. *)
-Variables (L tb p D : nat) (dims : seq nat).
-Hypothesis levels : all (fun g => g <= D)%N (recur_grades L tb (size dims) (block_grades dims)).
+(* A graded span machine given as the C++ builds it: the edge list es on
+   n indices with P parameters (Layers.v), every end in range, and the list
+   ed of the n grades, in 1..D. *)
+Variables (n P D : nat) (es : seq (edge [comRingType of R])) (ed : seq nat).
+Hypothesis ends : all (fun e => [&& esrc e < n, etgt e < n & eprm e < P])%N es.
+Hypothesis size_ed : size ed = n.
+Hypothesis grades_in : all (fun g => 0 < g <= D)%N ed.
 
-Local Notation N := (size (block_grades dims)).
-Local Notation grades := (recur_grades L tb (size dims) (block_grades dims)).
-Local Notation a := (pspan_of_edges (etime_ends [comRingType of R] L N p)).
-Definition recur_grade (i : 'I_(L * N)) : nat := nth 0%N grades i.
+Local Notation a := (pspan_of_edges ends).
+Definition list_grade (i : 'I_n) : nat := nth 0%N ed i.
 
-Lemma ord_mul_pos m k (i : 'I_(m * k)) : (0 < k)%N.
-Proof. by case: k i => // [[j]]; rewrite muln0. Qed.
+Lemma list_grading : is_grading D list_grade.
+Proof. by move=> i; apply: (allP grades_in); rewrite mem_nth ?size_ed. Qed.
 
-Lemma recur_grading : is_grading D recur_grade.
+Lemma list_gradeE : gseq list_grade = ed.
 Proof.
-move=> i; rewrite /recur_grade (allP levels) ?mem_nth ?size_map ?size_iota // andbT.
-have N_pos := ord_mul_pos i.
-rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n.
-have /andP[pos _] : (0 < nth 0 (block_grades dims) (i %% N) <= size dims)%N.
-  by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
-exact: leq_trans pos (leq_addl _ _).
-Qed.
-
-Lemma recur_gradeE : gseq recur_grade = grades.
-Proof.
-rewrite /gseq /recur_grade -(map_iota_ord (L * N) (fun i => nth 0%N grades i)).
-have <- : size grades = (L * N)%N by rewrite size_map size_iota.
+rewrite /gseq /list_grade -(map_iota_ord n (fun i => nth 0%N ed i)) -size_ed.
 by rewrite -/(mkseq _ _) mkseq_nth.
 Qed.
 
-Variables (sigma sigma' : 'I_(L * N) -> R -> R).
-Variables (w : 'I_(p.+1 * (N * N)) -> R) (y0 z0 gy gz : 'I_(L * N) -> R).
+Variables (sigma sigma' : 'I_n -> R -> R) (w : 'I_P -> R) (y0 z0 gy gz : 'I_n -> R).
 Hypothesis sigma_derive :
-  forall i, derives (sigma i) ((solution D recur_grade a sigma w y0 z0).1 i)
-                    (sigma' i ((solution D recur_grade a sigma w y0 z0).1 i)).
+  forall i, derives (sigma i) ((solution D list_grade a sigma w y0 z0).1 i)
+                    (sigma' i ((solution D list_grade a sigma w y0 z0).1 i)).
 
-Local Notation cotangent := (backward D recur_grade a (slopes D recur_grade a sigma sigma' w y0 z0) w gy gz).
+Local Notation cotangent := (backward D list_grade a (slopes D list_grade a sigma sigma' w y0 z0) w gy gz).
 Local Notation zero n := (fun _ : 'I_n => 0 : R).
-Local Notation loss := (loss D recur_grade a sigma w).
+Local Notation loss := (loss D list_grade a sigma w).
 
-(* SEED-GRADIENT for RecurMachine: its span's lists are the edge list
-   etime_conv and its grading that of Layers.v (which
-   proofs_extracted_vs_cpp compares with pm::RecurMachine), and the
-   backward pass with the slopes σ′(y) gives the partial derivatives of
-   <g_y, y> + <g_z, z> with respect to y0, z0 and W (cleaned). *)
+(* SEED-GRADIENT for a machine given by its lists: the span of Spans.v
+   whose lists are the edge list's (of_edges, which proofs_extracted_vs_cpp
+   compares with the C++ constructors) and the grading whose list is ed;
+   backward with the slopes σ′(y) gives the partial derivatives of
+   <g_y, y> + <g_z, z> with respect to y0, z0 and W (cleaned). recur_seed
+   and dense_seed (Layers.v) give its hypotheses for RecurMachine and
+   DenseMachine. *)
 (* Law: SEED-GRADIENT *)
-Corollary recur_seed_gradient :
-  epspan_of a = etime_conv [comRingType of R] L N N p /\ gseq recur_grade = grades /\
+Theorem seed_gradient :
+  epspan_of a = of_edges n n P es /\ gseq list_grade = ed /\
   (forall j, derives (loss (zero _) y0 z0 (unit_vector j) (zero _) gy gz) 0 (cotangent.2 j)) /\
   (forall j, derives (loss (zero _) y0 z0 (zero _) (unit_vector j) gy gz) 0 (cotangent.1 j)) /\
   (forall q, derives (loss (unit_vector q) y0 z0 (zero _) (zero _) gy gz) 0
-                     (clean recur_grade a (parameter_gradient a (solution D recur_grade a sigma w y0 z0).2
+                     (clean list_grade a (parameter_gradient a (solution D list_grade a sigma w y0 z0).2
                                                           cotangent.2) q)).
 Proof.
 split; first exact: pspan_of_edgesE.
-split; first exact: recur_gradeE.
-exact: (backward_gradient recur_grading gy gz sigma_derive).
+split; first exact: list_gradeE.
+exact: (backward_gradient list_grading gy gz sigma_derive).
 Qed.
 
 End SeedGradient.

@@ -1230,10 +1230,38 @@ Proof. by rewrite /epspan_of /espan_of /of_edges /mseq /fseq /= !map_edges. Qed.
 
 End OfEdges.
 
-(* The ends of the time convolution's edges lie in its index sets. *)
-Lemma etime_ends L N p :
-  all (fun e => [&& esrc e < L * N, etgt e < L * N & eprm e < p.+1 * (N * N)])%N (etime_edges L N N p).
-Proof. by apply/allP => e /etime_edges_in. Qed.
+(* The seed's machines as lists: every end of the edge list in range, and
+   the grades in 1..D, the hypotheses of Backprop.v's seed_gradient. *)
+
+(* RecurMachine(dims, σ, p, tb, L), for any D above its grades. *)
+(* Law: SEED-GRADIENT *)
+Lemma recur_seed L tb p D dims :
+  let blk := block_grades dims in let N := size blk in let ed := recur_grades L tb (size dims) blk in
+  all (fun g => g <= D)%N ed ->
+  [/\ all (fun e => [&& esrc e < L * N, etgt e < L * N & eprm e < p.+1 * (N * N)])%N (etime_edges L N N p),
+      size ed = (L * N)%N & all (fun g => 0 < g <= D)%N ed].
+Proof.
+move=> blk N ed levels; split; first by apply/allP => e /etime_edges_in.
+  by rewrite size_map size_iota.
+apply/allP => g gin; rewrite (allP levels) // andbT.
+move: gin => /mapP[i]; rewrite mem_iota add0n => /andP[_ lt] ->.
+have N_pos : (0 < size blk)%N by case: (posnP (size blk)) lt => [-> | //]; rewrite muln0.
+have /andP[pos _] : (0 < nth 0 blk (i %% size blk) <= size dims)%N.
+  by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
+exact: leq_trans pos (leq_addl _ _).
+Qed.
+
+(* DenseMachine(dims, σ): the dense span N -> N, grades block(c) in 1..|dims|. *)
+(* Law: SEED-GRADIENT *)
+Lemma dense_seed dims :
+  let ed := block_grades dims in let N := size ed in
+  [/\ all (fun e => [&& esrc e < N, etgt e < N & eprm e < N * N])%N (edense N N),
+      size ed = N & all (fun g => 0 < g <= size dims)%N ed].
+Proof.
+move=> ed N; split=> //; last exact: block_grades_range.
+apply/allP => e ein; have /andP[-> ->] := allP (dense_edges_in N N) e ein.
+by move: ein => /allpairsP[[x y] [_ /=]]; rewrite mem_iota add0n andbT => /andP[_ lty] ->.
+Qed.
 
 End Layers.
 
