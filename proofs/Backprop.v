@@ -665,12 +665,13 @@ Local Notation zero n := (fun _ : 'I_n => 0 : R).
 Local Notation loss := (loss D list_grade a sigma w).
 
 (* SEED-GRADIENT for a machine given by its lists: the span of Spans.v
-   whose lists are the edge list's (of_edges, which proofs_extracted_vs_cpp
-   compares with the C++ constructors) and the grading whose list is ed;
+   whose lists are the edge list's (of_edges; the edge lists of Layers.v
+   are those proofs_extracted_vs_cpp compares with the C++ constructors)
+   and the grading whose list is ed;
    backward with the slopes σ′(y) gives the partial derivatives of
-   <g_y, y> + <g_z, z> with respect to y0, z0 and W (cleaned). recur_seed
-   and dense_seed (Layers.v) give its hypotheses for RecurMachine and
-   DenseMachine. *)
+   <g_y, y> + <g_z, z> with respect to y0, z0 and W (cleaned). recur_seed,
+   dense_seed and conv_seed (Layers.v) give its hypotheses for
+   RecurMachine, DenseMachine and the 1-D ConvMachine. *)
 (* Law: SEED-GRADIENT *)
 Theorem seed_gradient :
   epspan_of a = of_edges n n P es /\ gseq list_grade = ed /\

@@ -1463,6 +1463,49 @@ rewrite /eflip_w (nth_map 0%N) ?size_iota // nth_iota // add0n /f qE /recur_flip
 by have [-> -> ->] := flat_coords a (ltn_ord c) ltci.
 Qed.
 
+(* ConvMachine(dims, σ, pad (lo, hi), [n]) in 1-D: the size-preserving
+   convolution on n positions and N channels (kernel lo + hi + 1, stride
+   and dilation 1) and the grades block(c) of (position, c), the
+   hypotheses of Backprop.v's seed_gradient with D = |dims|; its edge list
+   is econv's. *)
+(* Law: SEED-GRADIENT *)
+Lemma conv_seed (R : comRingType) n lo hi dims : (0 < n)%N ->
+  let blk := block_grades dims in let N := size blk in
+  let c := conv1_spec n N N (lo + hi).+1 lo hi 1 1 in
+  let ed := [seq nth 0%N blk (i %% N) | i <- iota 0 (n * N)] in
+  [/\ of_edges (n * N) (n * N) ((lo + hi).+1 * (N * N)) (econv_edges R c) = econv R c,
+      all (fun e => [&& esrc e < n * N, etgt e < n * N & eprm e < (lo + hi).+1 * (N * N)])%N
+          (econv_edges R c),
+      size ed = (n * N)%N & all (fun g => 0 < g <= size dims)%N ed].
+Proof.
+move=> n_pos blk N c ed.
+have out : out1 n (lo + hi).+1 lo hi 1 1 = n.
+  by rewrite /out1 mul1n divn1 -addnA subnS addnK prednK.
+have szo : size (outputs c) = (n * N)%N by rewrite size_outputs1 out.
+split.
+- rewrite /econv szo; congr of_edges; first by rewrite /in_shape /= muln1.
+  by rewrite /cin_g /= divn1 muln1 mulnA.
+- apply/allP => e /flattenP[l /mapP[y]]; rewrite mem_iota add0n szo => /andP[_ lty] ->.
+  have N_pos : (0 < N)%N by case: (posnP N) lty => [-> | //]; rewrite muln0.
+  have ltq : (y %/ N < n)%N by rewrite ltn_divLR.
+  have ltr : (y %% N < N)%N by rewrite ltn_pmod.
+  have oE : nth [::] (outputs c) y = [:: y %/ N; y %% N]%N.
+    by rewrite {1}(divn_eq y N) nth_outputs1 ?out.
+  move=> /flattenP[l' /mapP[kf]]; rewrite mem_iota add0n => /andP[_ ltk] ->.
+  case: ifP => // ins /mapP[ci]; rewrite mem_iota add0n => /andP[_ ltci] -> /=.
+  rewrite /esrc /etgt /eprm /= lty /=.
+  move: ltk ins ltci; rewrite oE /offsets multis1 size_map size_iota => ltk.
+  rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /cout_g /= !divn1 => ins ltci.
+  rewrite (divn_small ltr) mul0n add0n /parameter /cin_g /= divn1.
+  rewrite [(_ * (N * N))%N]mulnA flat_lt ?flat_lt ?andbT //.
+  move: ins; rewrite /inside /= andbT => /andP[_ inn].
+  by rewrite mul0n add0n.
+- by rewrite size_map size_iota.
+apply/allP => g /mapP[i]; rewrite mem_iota add0n => /andP[_ lt] ->.
+have N_pos : (0 < N)%N by case: (posnP N) lt => [-> | //]; rewrite muln0.
+by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
+Qed.
+
 (* ------------------------------------------------------------------ *)
 (* The normalisations of the graph convolution (graph_conv.hpp).      *)
 
