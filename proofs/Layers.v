@@ -1506,6 +1506,50 @@ have N_pos : (0 < N)%N by case: (posnP N) lt => [-> | //]; rewrite muln0.
 by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
 Qed.
 
+(* ConvMachine's flip in 1-D: (k_f, c_in, c_out) ↦ (k − 1 − k_f, c_out,
+   c_in), flat k_f·N² + c·N + c′: the kernel reversed, the channels
+   swapped. *)
+Definition conv_flip (k N q : nat) : nat :=
+  ((k.-1 - q %/ (N * N)) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N.
+
+Lemma conv_flip_inv k N q : (q < k * (N * N))%N ->
+  (conv_flip k N q < k * (N * N))%N /\ conv_flip k N (conv_flip k N q) = q.
+Proof.
+move=> lt; have N_pos : (0 < N)%N by move: lt; case: N => // /=; rewrite !muln0.
+have NN_pos : (0 < N * N)%N by rewrite muln_gt0 N_pos.
+have ltco : (q %% N < N)%N by rewrite ltn_pmod.
+have ltci : (q %% (N * N) %/ N < N)%N by rewrite ltn_divLR // ltn_pmod.
+have ltk : (q %/ (N * N) < k)%N by rewrite ltn_divLR.
+have lek : (q %/ (N * N) <= k.-1)%N by rewrite -ltnS prednK // (leq_ltn_trans (leq0n _) ltk).
+have qE : q = (q %/ (N * N) * (N * N) + (q %% (N * N) %/ N * N + q %% N))%N.
+  by rewrite {1}(divn_eq q (N * N)) {1}(divn_eq (q %% (N * N)) N) modn_dvdm ?dvdn_mulr.
+split.
+  by rewrite /conv_flip flat_lt ?flat_lt // (leq_ltn_trans (leq_subr _ _)) // prednK // (leq_ltn_trans (leq0n _) ltk).
+have [e1 e2 e3] := flat_coords (k.-1 - q %/ (N * N)) ltco ltci.
+have -> : conv_flip k N q = ((k.-1 - q %/ (N * N)) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N by [].
+by rewrite /conv_flip e1 e2 e3 subKn // -qE.
+Qed.
+
+(* ConvMachine(dims, σ, pad (lo, hi), [n]) in 1-D, D = |dims|: with flip
+   the kernel reversed and the channels swapped, clean′(flip(W)) =
+   flip(clean(W)), clean′ the cleaning of the flipped transposed span for
+   the reversed grading. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem conv_flip_clean (R : comRingType) n lo hi dims (w : seq R) : (0 < n)%N ->
+  let blk := block_grades dims in let N := size blk in
+  let c := conv1_spec n N N (lo + hi).+1 lo hi 1 1 in
+  let ed := [seq nth 0%N blk (i %% N) | i <- iota 0 (n * N)] in
+  let f := conv_flip (lo + hi).+1 N in let P := ((lo + hi).+1 * (N * N))%N in
+  eclean (ereversed (size dims) ed) (of_edges (n * N) (n * N) P (eflip f (econv_edges R c))) (eflip_w f P w)
+  = eflip_w f P (eclean ed (econv R c) w).
+Proof.
+move=> n_pos blk N c ed f P.
+have [eE ends size_ed grades] := conv_seed R lo hi dims n_pos.
+rewrite -eE; apply: flip_clean; last exact: conv_flip_inv.
+  by apply: sub_all grades => g /andP[].
+by rewrite size_ed.
+Qed.
+
 (* ------------------------------------------------------------------ *)
 (* The normalisations of the graph convolution (graph_conv.hpp).      *)
 
