@@ -32,6 +32,7 @@
      operators, and their spans) is the convolution with the composed
      kernel;
    - an edge list with its ends in range as a parametric span of Spans.v. *)
+From Coq Require Import Lia.
 From mathcomp Require Import all_ssreflect all_algebra.
 From PM Require Import Spans Executable.
 
@@ -1548,6 +1549,77 @@ have [eE ends size_ed grades] := conv_seed R lo hi dims n_pos.
 rewrite -eE; apply: flip_clean; last exact: conv_flip_inv.
   by apply: sub_all grades => g /andP[].
 by rewrite size_ed.
+Qed.
+
+(* ConvMachine's backward span in 1-D: the transposed convolution with
+   flip (kernel reversed, channels swapped) has at flip(W), on every g and
+   at every input (i, c_in), the operator of the convolution with the pads
+   swapped, (hi, lo): the authors' backward span. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem conv_backward_span (R : comRingType) n lo hi dims (w g : seq R) i ci : (i < n)%N ->
+  let blk := block_grades dims in let N := size blk in
+  let k := (lo + hi).+1 in let f := conv_flip k N in let P := (k * (N * N))%N in
+  (ci < N)%N ->
+  nth 0 (eapply_p (of_edges (n * N) (n * N) P (eflip f (econv_edges R (conv1_spec n N N k lo hi 1 1))))
+                  (eflip_w f P w) g) (i * N + ci)
+  = nth 0 (eapply_p (econv R (conv1_spec n N N k hi lo 1 1)) (eflip_w f P w) g) (i * N + ci).
+Proof.
+move=> lti blk N k f P ltci.
+have n_pos : (0 < n)%N by apply: leq_ltn_trans lti.
+have N_pos : (0 < N)%N by apply: leq_ltn_trans ltci.
+have [_ ends _ _] := conv_seed R lo hi dims n_pos.
+rewrite flip_apply; last exact: conv_flip_inv.
+  2: by apply: sub_all ends => e /and3P[].
+have out' : out1 n k hi lo 1 1 = n.
+  by rewrite /out1 mul1n divn1 -addnA [(hi + lo)%N]addnC subnS addnK prednK.
+have out : out1 n k lo hi 1 1 = n.
+  by rewrite /out1 mul1n divn1 -addnA subnS addnK prednK.
+rewrite conv1_padded ?out' //.
+rewrite transpose_p_edges (nth_map 0%N) ?size_iota ?flat_lt // nth_iota ?flat_lt // add0n conv_sum.
+have key q (c0 : 'I_N) : ((q * N + c0)%N == (i * N + ci)%N) = (q == i) && (c0 == ci :> nat).
+  by rewrite flat_pair_eq // divnMDl // divn_small // addn0 modnMDl modn_small.
+transitivity (\sum_(o < n) \sum_(co < N) \sum_(kf < k)
+  (if ((lo <= o + kf) && (o + kf - lo == i))%N then nth 0 w ((kf * N + ci) * N + co)%N * nth 0 g (o * N + co)%N
+   else 0)).
+  rewrite size_outputs1 out esum_blocks esum_iota; apply: eq_bigr => o _; rewrite esum_iota.
+  apply: eq_bigr => co _; rewrite nth_outputs1 ?out // /offsets multis1 size_map size_iota esum_iota.
+  apply: eq_bigr => kf _; rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /= divn1 esum_iota.
+  rewrite /inside /conv_edge /esrc /eprm /etgt /source /flat /in_shape /= nth_outputs1 ?out // /offsets multis1 (nth_map 0%N) ?size_iota // nth_iota // add0n.
+  rewrite /shifted /Layers.lo /step /dil /cout_g /cin_g /parameter /= !divn1 !muln1 (divn_small (ltn_ord co)) !mul0n !add0n andbT.
+  under eq_bigr => c0 _ do rewrite add0n key.
+  case: eqP => [qi | nq]; last by rewrite andbF big1 // => c0 _; rewrite !andbF.
+  rewrite qi lti andbT; case: (lo <= o + kf)%N; last by rewrite big1.
+  under eq_bigr => c0 _ do rewrite /= eq_sym.
+  rewrite (big_pick (fun c0 => 1 * (w`_((kf * cin_g (conv1_spec n N N k lo hi 1 1) + c0) * N + co) * g`_(o * N + co)))) //.
+  by rewrite mul1r /cin_g /= divn1.
+rewrite exchange_big /=; under eq_bigr => co _ do rewrite exchange_big /=; rewrite exchange_big /=.
+rewrite [RHS](reindex_inj rev_ord_inj) /=; apply: eq_bigr => kf _; apply: eq_bigr => co _.
+have ltkf : (kf <= lo + hi)%N by rewrite -ltnS ltn_ord.
+have rev : (k - kf.+1 = lo + hi - kf)%N by rewrite subSS.
+have ltq : ((k - kf.+1) * N + co < k * N)%N by rewrite flat_lt // rev ltnS leq_subr.
+have ltQ : (((k - kf.+1) * N + co) * N + ci < P)%N by rewrite /P mulnA flat_lt.
+rewrite /eflip_w (nth_map 0%N) ?size_iota // nth_iota // add0n.
+have qE : (((k - kf.+1) * N + co) * N + ci = (k - kf.+1) * (N * N) + (co * N + ci))%N.
+  by rewrite mulnDl -mulnA addnA.
+rewrite qE /f /conv_flip; have [-> -> ->] := flat_coords (k - kf.+1) (ltn_ord co) ltci.
+have kfE : (k.-1 - (k - kf.+1) = kf)%N by rewrite rev /= subKn.
+have wE : ((kf * N + ci) * N + co = kf * (N * N) + (ci * N + co))%N by rewrite mulnDl -mulnA addnA.
+rewrite kfE !muln1 -wE.
+have C o : ((lo <= o + kf) && (o + kf - lo == i))%N = (kf <= i + lo)%N && (o == i + lo - kf)%N.
+  by apply/andP/andP => -[/leP h1 /eqP h2]; split; apply/leP || apply/eqP; rewrite -?plusE -?minusE in h1 h2 *; lia.
+have C' : ((hi <= i + (k - kf.+1)) && (i + (k - kf.+1) - hi < n))%N = (kf <= i + lo)%N && (i + lo - kf < n)%N.
+  rewrite rev; have /leP h := ltkf.
+  by apply/andP/andP => -[/leP h1 /ltP h2]; split; (apply/leP || apply/ltP); rewrite -?plusE -?minusE in h h1 h2 *; lia.
+under eq_bigr => o _ do rewrite C.
+rewrite C'; case: (kf <= i + lo)%N; last by rewrite big1 ?mulr0.
+have -> : (i + (k - kf.+1) - hi = i + lo - kf)%N.
+  rewrite rev; have /leP h := ltkf; apply/eqP; rewrite eqn_leq; apply/andP.
+  by split; apply/leP; rewrite -?plusE -?minusE in h *; lia.
+case: ltnP => [ltm | gem].
+  rewrite (bigD1 (Ordinal ltm)) //= eqxx big1 ?addr0 // => o /negbTE ne /=.
+  by case: eqP => // e; move: ne; rewrite -val_eqE /= e eqxx.
+rewrite mulr0 big1 // => o _ /=; case: eqP => // e.
+by move: (ltn_ord o); rewrite e ltnNge gem.
 Qed.
 
 (* ------------------------------------------------------------------ *)
