@@ -16,7 +16,7 @@ Require Import Reals.
 From Coquelicot Require Import Hierarchy Derive.
 From mathcomp Require Import all_ssreflect all_algebra.
 From mathcomp.analysis Require Import Rstruct.
-From PM Require Import Spans Machines.
+From PM Require Import Spans Machines Executable Layers.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -295,10 +295,7 @@ Section Derivative.
 Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
 Hypothesis grading : is_grading D d.
 
-(* sigma i is differentiable everywhere, with derivative sigma' i. *)
 Variables (sigma sigma' : 'I_n -> R -> R).
-Hypothesis sigma_derive : forall i v, derives (sigma i) v (sigma' i v).
-
 Variables (w dw : 'I_P -> R) (y0 z0 dy0 dz0 : 'I_n -> R).
 
 Local Notation src := (s (span a)).
@@ -308,6 +305,12 @@ Local Notation weight := (mu (span a)).
 Local Notation solution := (solution D d a sigma w y0 z0).
 Local Notation slopes := (slopes D d a sigma sigma' w y0 z0).
 Local Notation tangent := (tangent D d a sigma sigma' w dw y0 z0 dy0 dz0).
+
+(* sigma i is differentiable where the machine uses it, at the
+   pre-activation y_i of the solution, with derivative sigma' i there;
+   elsewhere sigma may have no derivative (relu at 0, say). The derivative
+   along a line at t = 0 only reads sigma near that point. *)
+Hypothesis sigma_derive : forall i, derives (sigma i) (solution.1 i) (sigma' i (solution.1 i)).
 
 (* The solution along the line through (y0, z0, w) in the direction
    (dy0, dz0, dw). *)
@@ -351,7 +354,8 @@ have hy : derives (fun t : R => (along t).1 i) 0 (tangent.1 i).
     by rewrite /along (proj1 (forward_invariant a grading _ _ _ _ (top i))).
   rewrite /tangent ty -addrA; congr (_ + (_ + _)); apply: incoming_ext => // j.
   exact: proj2 (along0 j).
-split=> //; have hs := dv_comp (sigma_derive i ((along 0).1 i)) hy.
+have := sigma_derive i; rewrite -(proj1 (along0 i)) => hsig.
+split=> //; have hs := dv_comp hsig hy.
 apply: (dv_ext (dv_plus (dv_line (z0 i) (dz0 i) 0) hs)) => [t|].
   by rewrite /along (proj2 (forward_invariant a grading _ _ _ _ (top i))).
 by rewrite /tangent tz (proj1 (along0 i)).
@@ -385,9 +389,11 @@ Definition parameter_jacobian (x : 'cV[R]_(n + n)) : 'cV[R]_(n + n) :=
 
 (* Law: MACH-DERIVATIVE *)
 Theorem state_jacobian_derivative (x v : 'cV[R]_(n + n)) k :
+  (forall i, derives (sigma i) (usubmx x i 0) (sigma' i (usubmx x i 0))) ->
   derives (fun t : R => as_machine d a sigma (fun p => w p + t * dw p) (x + t *: v) k 0) 0
           (state_jacobian x v k 0 + parameter_jacobian x k 0).
 Proof.
+move=> sigma_at.
 have entry (j : 'I_(n + n)) : derives (fun t : R => (x + t *: v) j 0) 0 (v j 0).
   by apply: (dv_ext (dv_line (x j 0) (v j 0) 0)) => // t; rewrite !mxE.
 rewrite -(splitK k); case: (split k) => i /=.
@@ -400,9 +406,11 @@ rewrite -(splitK k); case: (split k) => i /=.
   apply: (dv_ext h) => [t|]; first by rewrite /as_machine col_mxEu mxE apply_clean.
   rewrite /state_jacobian /parameter_jacobian /as_machine !col_mxEu !mxE !apply_clean addrC.
   by congr (_ + _); apply: incoming_ext => // j; rewrite !mxE ?mul0r ?addr0.
-have hs := dv_comp (sigma_derive i _) (entry (lshift n i)).
+have hsig : derives (sigma i) ((x + 0 *: v) (lshift n i) 0) (sigma' i (usubmx x i 0)).
+  by have -> : (x + 0 *: v) (lshift n i) 0 = usubmx x i 0 by rewrite scale0r addr0 mxE.
+have hs := dv_comp hsig (entry (lshift n i)).
 apply: (dv_ext hs) => [t|]; first by rewrite /as_machine col_mxEd !mxE.
-by rewrite /state_jacobian /parameter_jacobian /as_machine !col_mxEd !mxE mul0r !addr0.
+by rewrite /state_jacobian /parameter_jacobian /as_machine !col_mxEd !mxE ?mul0r !addr0.
 Qed.
 
 (* The tangent machine has the depth of the machine: Df(x) has depth 2D
@@ -518,8 +526,9 @@ Proof. by split; rewrite /dot big1 // => i _; rewrite ?mulr0 ?mul0r. Qed.
 Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
 Hypothesis grading : is_grading D d.
 Variables (sigma sigma' : 'I_n -> R -> R).
-Hypothesis sigma_derive : forall i v, derives (sigma i) v (sigma' i v).
 Variables (w : 'I_P -> R) (y0 z0 gy gz : 'I_n -> R).
+Hypothesis sigma_derive : forall i, derives (sigma i) ((solution D d a sigma w y0 z0).1 i)
+                                             (sigma' i ((solution D d a sigma w y0 z0).1 i)).
 
 Local Notation cotangent := (backward D d a (slopes D d a sigma sigma' w y0 z0) w gy gz).
 Local Notation zero n := (fun _ : 'I_n => 0 : R).
@@ -539,12 +548,142 @@ Theorem backward_gradient :
                                                   cotangent.2) p)).
 Proof.
 split; [|split] => j.
-- apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
+- apply: (dv_ext (backward_correct grading _ _ _ sigma_derive gy gz)) => //.
   by rewrite dot_unit (proj1 (dot_zero _)) (proj2 (dot_zero _)) !addr0.
-- apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
+- apply: (dv_ext (backward_correct grading _ _ _ sigma_derive gy gz)) => //.
   by rewrite dot_unit (proj1 (dot_zero _)) (proj2 (dot_zero _)) add0r addr0.
-apply: (dv_ext (backward_correct a grading sigma_derive _ _ _ _ _ _ gy gz)) => //.
+apply: (dv_ext (backward_correct grading _ _ _ sigma_derive gy gz)) => //.
 by rewrite [dot (unit_vector _) _]dotC dot_unit !(proj1 (dot_zero _)) !add0r.
 Qed.
 
 End Gradient.
+
+(* ------------------------------------------------------------------ *)
+(* relu, which has no derivative at 0.                                *)
+
+Definition relu (v : R) : R := Rmax 0 v.
+
+(* Away from 0, relu has the slope of a step: 1 above 0, 0 below. It is
+   the identity, or 0, on a neighbourhood of v. *)
+Lemma relu_derive (step : R -> R) (v : R) :
+  (forall u, Rlt 0 u -> step u = 1) -> (forall u, Rlt u 0 -> step u = 0) -> v <> 0 ->
+  derives relu v (step v).
+Proof.
+move=> pos neg /Rdichotomy [lt | gt].
+  rewrite (neg _ lt); apply: (@is_derive_ext_loc R_AbsRing R_NormedModule (fun _ => 0)); last exact: dv_const.
+  apply: filter_imp (open_lt 0 v lt) => u ltu.
+  by rewrite /relu Rmax_left //; apply: Rlt_le.
+rewrite (pos _ gt); apply: (@is_derive_ext_loc R_AbsRing R_NormedModule (fun t => t));
+  last exact: (is_derive_id (K:=R_AbsRing)).
+apply: filter_imp (open_gt 0 v gt) => u ltu.
+by rewrite /relu Rmax_right //; apply: Rlt_le.
+Qed.
+
+Section Relu.
+
+Variables (n D P : nat) (d : 'I_n -> nat) (a : ParametricSpan [comRingType of R] n n P).
+Hypothesis grading : is_grading D d.
+
+(* relu's slope: 1 above 0, 0 below; its value at 0 is any. *)
+Variable step : R -> R.
+Hypothesis step_pos : forall u, Rlt 0 u -> step u = 1.
+Hypothesis step_neg : forall u, Rlt u 0 -> step u = 0.
+
+Variables (w : 'I_P -> R) (y0 z0 gy gz : 'I_n -> R).
+
+Local Notation sigma := (fun _ : 'I_n => relu).
+Local Notation sigma' := (fun _ : 'I_n => step).
+Local Notation solution := (solution D d a sigma w y0 z0).
+Local Notation cotangent := (backward D d a (slopes D d a sigma sigma' w y0 z0) w gy gz).
+Local Notation zero n := (fun _ : 'I_n => 0 : R).
+
+(* No pre-activation of the solution is 0. *)
+Hypothesis no_kink : forall i, solution.1 i <> 0.
+
+Lemma relu_derive_at i : derives (sigma i) (solution.1 i) (sigma' i (solution.1 i)).
+Proof. exact: relu_derive. Qed.
+
+(* A relu machine whose pre-activations are all away from 0: along every
+   line (y0 + t dy0, z0 + t dz0, w + t dw), the derivative of the loss
+   <g_y, y> + <g_z, z> at t = 0 is <ybar, dy0> + <zbar, dz0> + <dw, cleaned
+   gradient>, (ybar, zbar) from backward with the slopes step(y). *)
+(* Law: MACH-BACKWARD *)
+(* Law: MACH-PARAM-GRADIENT *)
+Corollary relu_backward_correct (dw : 'I_P -> R) (dy0 dz0 : 'I_n -> R) :
+  derives (loss D d a sigma w dw y0 z0 dy0 dz0 gy gz) 0
+    (dot cotangent.2 dy0 + dot cotangent.1 dz0 +
+     dot dw (clean d a (parameter_gradient a solution.2 cotangent.2))).
+Proof. exact: (backward_correct grading dw dy0 dz0 relu_derive_at gy gz). Qed.
+
+(* The same coordinate by coordinate: ybar, zbar and the cleaned parameter
+   gradient are the partial derivatives of the loss. *)
+(* Law: MACH-BACKWARD *)
+(* Law: MACH-PARAM-GRADIENT *)
+Corollary relu_backward_gradient :
+  (forall j, derives (loss D d a sigma w (zero P) y0 z0 (unit_vector j) (zero n) gy gz) 0
+                     (cotangent.2 j)) /\
+  (forall j, derives (loss D d a sigma w (zero P) y0 z0 (zero n) (unit_vector j) gy gz) 0
+                     (cotangent.1 j)) /\
+  (forall p, derives (loss D d a sigma w (unit_vector p) y0 z0 (zero n) (zero n) gy gz) 0
+                     (clean d a (parameter_gradient a solution.2 cotangent.2) p)).
+Proof. exact: (backward_gradient grading gy gz relu_derive_at). Qed.
+
+End Relu.
+
+(* ------------------------------------------------------------------ *)
+(* The seed's machines, given by lists.                               *)
+
+Section SeedGradient.
+
+(* A graded span machine given as the C++ builds it: the edge list es on
+   n indices with P parameters (Layers.v), every end in range, and the list
+   ed of the n grades, in 1..D. *)
+Variables (n P D : nat) (es : seq (edge [comRingType of R])) (ed : seq nat).
+Hypothesis ends : all (fun e => [&& esrc e < n, etgt e < n & eprm e < P])%N es.
+Hypothesis size_ed : size ed = n.
+Hypothesis grades_in : all (fun g => 0 < g <= D)%N ed.
+
+Local Notation a := (pspan_of_edges ends).
+Definition list_grade (i : 'I_n) : nat := nth 0%N ed i.
+
+Lemma list_grading : is_grading D list_grade.
+Proof. by move=> i; apply: (allP grades_in); rewrite mem_nth ?size_ed. Qed.
+
+Lemma list_gradeE : gseq list_grade = ed.
+Proof.
+rewrite /gseq /list_grade -(map_iota_ord n (fun i => nth 0%N ed i)) -size_ed.
+by rewrite -/(mkseq _ _) mkseq_nth.
+Qed.
+
+Variables (sigma sigma' : 'I_n -> R -> R) (w : 'I_P -> R) (y0 z0 gy gz : 'I_n -> R).
+Hypothesis sigma_derive :
+  forall i, derives (sigma i) ((solution D list_grade a sigma w y0 z0).1 i)
+                    (sigma' i ((solution D list_grade a sigma w y0 z0).1 i)).
+
+Local Notation cotangent := (backward D list_grade a (slopes D list_grade a sigma sigma' w y0 z0) w gy gz).
+Local Notation zero n := (fun _ : 'I_n => 0 : R).
+Local Notation loss := (loss D list_grade a sigma w).
+
+(* SEED-GRADIENT for a machine given by its lists: the span of Spans.v
+   whose lists are the edge list's (of_edges; the edge lists of Layers.v
+   are those proofs_extracted_vs_cpp compares with the C++ constructors)
+   and the grading whose list is ed;
+   backward with the slopes σ′(y) gives the partial derivatives of
+   <g_y, y> + <g_z, z> with respect to y0, z0 and W (cleaned). recur_seed,
+   dense_seed and conv_seed (Layers.v) give its hypotheses for
+   RecurMachine, DenseMachine and the 1-D ConvMachine. *)
+(* Law: SEED-GRADIENT *)
+Theorem seed_gradient :
+  epspan_of a = of_edges n n P es /\ gseq list_grade = ed /\
+  (forall j, derives (loss (zero _) y0 z0 (unit_vector j) (zero _) gy gz) 0 (cotangent.2 j)) /\
+  (forall j, derives (loss (zero _) y0 z0 (zero _) (unit_vector j) gy gz) 0 (cotangent.1 j)) /\
+  (forall q, derives (loss (unit_vector q) y0 z0 (zero _) (zero _) gy gz) 0
+                     (clean list_grade a (parameter_gradient a (solution D list_grade a sigma w y0 z0).2
+                                                          cotangent.2) q)).
+Proof.
+split; first exact: pspan_of_edgesE.
+split; first exact: list_gradeE.
+exact: (backward_gradient list_grading gy gz sigma_derive).
+Qed.
+
+End SeedGradient.

@@ -25,7 +25,14 @@
    - graph convolution: Σ_{u -> v} c(u, v) Σ_{c_in} W(c_in, c_out) φ(u, c_in)
      with c = 1, 1/deg(v), or (deg(u) deg(v))^{-1/2} over a real closed
      field, and its equivariance under a relabelling of the nodes;
-   - the recurrent machine's cleaning: which (lag, c_in, c_out) survive. *)
+   - the recurrent machine's cleaning: which (lag, c_in, c_out) survive,
+     and that flipping the parameters commutes with cleaning for the
+     reversed grading;
+   - in 1-D without padding, composing two convolutions (their textbook
+     operators, and their spans) is the convolution with the composed
+     kernel;
+   - an edge list with its ends in range as a parametric span of Spans.v. *)
+From Coq Require Import Lia.
 From mathcomp Require Import all_ssreflect all_algebra.
 From PM Require Import Spans Executable.
 
@@ -988,7 +995,632 @@ move=> tb_pos blk N; apply/eq_in_map => q; rewrite mem_iota add0n => /andP[_ lt]
 by rewrite recur_valid_textbook // block_grades_range.
 Qed.
 
+(* ------------------------------------------------------------------ *)
+(* Composing unpadded convolutions convolves their kernels.           *)
+
+(* The textbook unpadded 1-D convolution (cross-correlation) with C input
+   channels, kernel size k, stride s and dilation dl, of a signal x on
+   (position, channel):
+     (conv1d w x)(o, c') = Σ_{a < k} Σ_{c < C} w(a, c, c') x(o·s + a·dl, c). *)
+Definition conv1d (k C s dl : nat) (w : nat -> nat -> nat -> R) (x : nat -> nat -> R) :=
+  fun o c' => \sum_(a < k) \sum_(c < C) w a c c' * x (o * s + a * dl)%N c.
+
+(* The composed kernel of a (k1, stride s1, dilation d1) and then
+   b (k2, d2) through C1 middle channels:
+     K(r, c0, c2) = Σ_{a·d1 + b·s1·d2 = r} Σ_{c1} w1(a, c0, c1) w2(b, c1, c2). *)
+Definition compose_kernel (k1 k2 C1 s1 d1 d2 : nat) (w1 w2 : nat -> nat -> nat -> R) :=
+  fun r c0 c2 => \sum_(a < k1) \sum_(b < k2)
+    (if (a * d1 + b * (s1 * d2) == r)%N then \sum_(c1 < C1) w1 a c0 c1 * w2 b c1 c2 else 0).
+
+Definition compose_extent (k1 k2 s1 d1 d2 : nat) := (d1 * k1.-1 + s1 * d2 * k2.-1).+1.
+
+Lemma big_pick (K m : nat) (F : nat -> R) : (m < K)%N ->
+  \sum_(r < K) (if (m == r)%N then F r else 0) = F m.
+Proof.
+move=> lt; rewrite (bigD1 (Ordinal lt)) //= eqxx big1 ?addr0 // => r /negbTE ne.
+by case: eqP => // e; move: ne; rewrite -val_eqE /= e eqxx.
+Qed.
+
+(* Every offset a·d1 + b·s1·d2 of the composite lies in its kernel. *)
+Lemma compose_offset_lt k1 k2 s1 d1 d2 (a : 'I_k1) (b : 'I_k2) :
+  (a * d1 + b * (s1 * d2) < compose_extent k1 k2 s1 d1 d2)%N.
+Proof.
+have below m (i : 'I_m) : (i <= m.-1)%N by rewrite -ltnS prednK ?(leq_ltn_trans (leq0n i)).
+by rewrite ltnS leq_add // [X in (X <= _)%N]mulnC leq_mul2l below orbT.
+Qed.
+
+(* The convolution a (kernel k1, stride s1, dilation d1, C0 -> C1
+   channels) followed by b (k2, s2, d2, C1 -> C2) is, on every signal x
+   and at every output (o, c2), the one convolution with stride s1·s2,
+   dilation 1, kernel d1(k1 − 1) + s1·d2(k2 − 1) + 1 and the composed
+   kernel K: the textbook operators, in 1-D. *)
+(* Law: LAYER-CONV-COMPOSE *)
+Theorem conv_compose k1 k2 C0 C1 s1 s2 d1 d2 w1 w2 (x : nat -> nat -> R) o c2 :
+  conv1d k2 C1 s2 d2 w2 (conv1d k1 C0 s1 d1 w1 x) o c2
+  = conv1d (compose_extent k1 k2 s1 d1 d2) C0 (s1 * s2) 1
+          (compose_kernel k1 k2 C1 s1 d1 d2 w1 w2) x o c2.
+Proof.
+rewrite /conv1d /compose_kernel.
+(* Both sides are the sum over (a, b, c0, c1) of w1 w2 x at
+   o·s1·s2 + a·d1 + b·s1·d2: on the left, (o·s2 + b·d2)·s1 + a·d1; on the
+   right, the offset sum collapses onto r = a·d1 + b·s1·d2. *)
+transitivity (\sum_(a < k1) \sum_(b < k2) \sum_(c0 < C0) \sum_(c1 < C1)
+               w1 a c0 c1 * w2 b c1 c2 * x (o * (s1 * s2) + (a * d1 + b * (s1 * d2)))%N c0).
+  under eq_bigr => b _ do under eq_bigr => c1 _ do rewrite big_distrr /=.
+  under eq_bigr => b _ do under eq_bigr => c1 _ do under eq_bigr => a _ do rewrite big_distrr /=.
+  under eq_bigr => b _ do rewrite exchange_big /=.
+  under eq_bigr => b _ do under eq_bigr => a _ do rewrite exchange_big /=.
+  rewrite exchange_big /=; apply: eq_bigr => a _; apply: eq_bigr => b _.
+  apply: eq_bigr => c0 _; apply: eq_bigr => c1 _.
+  rewrite mulrCA mulrA; congr (_ * x _ c0).
+  by rewrite mulnDl -!mulnA [(s2 * s1)%N]mulnC [(d2 * s1)%N]mulnC -addnA [(b * _ + _)%N]addnC.
+symmetry.
+under eq_bigr => r _ do under eq_bigr => c0 _ do rewrite big_distrl /=.
+under eq_bigr => r _ do under eq_bigr => c0 _ do under eq_bigr => a _ do rewrite big_distrl /=.
+under eq_bigr => r _ do under eq_bigr => c0 _ do under eq_bigr => a _ do
+  under eq_bigr => b _ do rewrite (fun_if (fun v => v * _)) mul0r.
+rewrite exchange_big /=.
+under eq_bigr => c0 _ do rewrite exchange_big /=.
+under eq_bigr => c0 _ do under eq_bigr => a _ do rewrite exchange_big /=.
+under eq_bigr => c0 _ do under eq_bigr => a _ do under eq_bigr => b _ do
+  rewrite (big_pick (fun r => (\sum_(c1 < C1) w1 a c0 c1 * w2 b c1 c2) * x (o * (s1 * s2) + r * 1)%N c0)
+                   (compose_offset_lt _ _ _ a b)).
+rewrite exchange_big /=; apply: eq_bigr => a _.
+rewrite exchange_big /=; apply: eq_bigr => b _; apply: eq_bigr => c0 _.
+by rewrite muln1 big_distrl.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Flip and clean commute for the reversed grading.                   *)
+
+(* The transposed span with its parameters relabelled by f: every edge
+   turned round, its parameter q taken to f q (the test's `flip`). *)
+Definition eflip (f : nat -> nat) (es : seq edge) : seq edge :=
+  [seq ((etgt e, esrc e), f (eprm e), ewt e) | e <- es].
+
+(* W relabelled by an involution f of the P parameters: flip(W)(q) = W(f q),
+   i.e. flip(W)(f p) = W(p). *)
+Definition eflip_w (f : nat -> nat) (P : nat) (w : seq R) : seq R :=
+  [seq nth 0 w (f q) | q <- iota 0 P].
+
+(* The reversed grades D + 1 - g order the grades below D the other way. *)
+Lemma ereversed_lt D a b : (a <= D)%N -> (b <= D)%N -> (D.+1 - b < D.+1 - a)%N = (a < b)%N.
+Proof.
+move=> ha hb; case: (ltnP a b) => [lt | le]; first by rewrite ltn_sub2l // ltnS.
+by apply/negbTE; rewrite -leqNgt leq_sub2l.
+Qed.
+
+Lemma nth_reversed D ed i : (i < size ed)%N -> nth 0%N (ereversed D ed) i = (D.+1 - nth 0%N ed i)%N.
+Proof. by move=> lt; rewrite /ereversed (nth_map 0%N). Qed.
+
+(* For a span given by its edges, grades at most D at their ends, and an
+   involution f of its parameters: a parameter q of the flipped transposed
+   span is valid for the reversed grading iff f q is valid for the span, so
+   clean′(flip(W)) = flip(clean(W)), clean′ the cleaning of the flipped
+   transposed span for the reversed grading. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem flip_clean D ed X Y P (es : seq edge) (f : nat -> nat) (w : seq R) :
+  all (fun g => g <= D)%N ed ->
+  all (fun e => [&& esrc e < size ed, etgt e < size ed & eprm e < P])%N es ->
+  (forall q, q < P -> f q < P /\ f (f q) = q)%N ->
+  eclean (ereversed D ed) (of_edges Y X P (eflip f es)) (eflip_w f P w)
+  = eflip_w f P (eclean ed (of_edges X Y P es) w).
+Proof.
+move=> /allP grades /allP ends inv; rewrite /eclean /eflip_w /=.
+apply/eq_in_map => q; rewrite mem_iota add0n => /andP[_ lt] /=.
+have [ltf ff] := inv q lt.
+rewrite !(nth_map 0%N) ?size_iota // !nth_iota // !add0n.
+congr (if _ then _ else _); rewrite !evalid_edges /eflip all_map.
+apply: eq_in_all => e /ends /and3P[ls lt' lp] /=; rewrite /eprm /esrc /etgt /=.
+rewrite !nth_reversed // ereversed_lt ?grades ?mem_nth //.
+congr (_ || _); apply/negb_inj; rewrite !negbK; apply/eqP/eqP => [<- | ->].
+  by have [_ ->] := inv _ lp.
+exact: ff.
+Qed.
+
+(* The operator of the flipped transposed span at flip(W) is the
+   transposed operator at W. *)
+Lemma flip_apply X Y P (es : seq edge) (f : nat -> nat) (w g : seq R) :
+  all (fun e => eprm e < P)%N es -> (forall q, q < P -> f q < P /\ f (f q) = q)%N ->
+  eapply_p (of_edges Y X P (eflip f es)) (eflip_w f P w) g
+  = eapply_p (etranspose_p (of_edges X Y P es)) w g.
+Proof.
+move=> /allP prms inv; rewrite eapply_p_edges transpose_p_edges /eflip; apply: eq_map => x.
+rewrite filter_map -map_comp; congr esum; apply/eq_in_map => e; rewrite mem_filter => /andP[_ /prms lt].
+have [ltf ff] := inv _ lt.
+by rewrite /= /eflip_w /eprm /esrc /etgt /ewt /= (nth_map 0%N) ?size_iota // nth_iota // add0n ff.
+Qed.
+
+(* RecurMachine's flip: (lag, c_in, c_out) ↦ (lag, c_out, c_in), flat
+   lag·N² + c·N + c′ with N channels (no kernel reversal: the lags stay). *)
+Definition recur_flip (N q : nat) : nat :=
+  (q %/ (N * N) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N.
+
+Lemma flat_coords lag ci co N : (ci < N)%N -> (co < N)%N ->
+  let q := (lag * (N * N) + (ci * N + co))%N in
+  [/\ q %/ (N * N) = lag, q %% (N * N) %/ N = ci & q %% N = co]%N.
+Proof.
+move=> lti lto q; have N_pos : (0 < N)%N by apply: leq_ltn_trans lto.
+have lt2 : (ci * N + co < N * N)%N by apply: flat_lt.
+rewrite /q divnMDl ?muln_gt0 ?N_pos // divn_small // addn0 modnMDl modn_small //.
+rewrite divnMDl // divn_small // addn0; split=> //.
+by rewrite mulnA modnMDl modnMDl modn_small.
+Qed.
+
+Lemma recur_flip_inv N P q : (q < P * (N * N))%N ->
+  (recur_flip N q < P * (N * N))%N /\ recur_flip N (recur_flip N q) = q.
+Proof.
+move=> lt; have N_pos : (0 < N)%N by move: lt; case: N => // /=; rewrite !muln0.
+have ltco : (q %% N < N)%N by rewrite ltn_pmod.
+have ltci : (q %% (N * N) %/ N < N)%N by rewrite ltn_divLR // ltn_pmod ?muln_gt0 ?N_pos.
+have qE : q = (q %/ (N * N) * (N * N) + (q %% (N * N) %/ N * N + q %% N))%N.
+  by rewrite {1}(divn_eq q (N * N)) {1}(divn_eq (q %% (N * N)) N) modn_dvdm ?dvdn_mulr.
+split.
+  by rewrite /recur_flip flat_lt ?flat_lt // ltn_divLR ?muln_gt0 ?N_pos // mulnC.
+have [e1 e2 e3] := flat_coords (q %/ (N * N)) ltco ltci.
+have -> : recur_flip N q = (q %/ (N * N) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N by [].
+by rewrite /recur_flip e1 e2 e3 -qE.
+Qed.
+
+Lemma etime_edges_in L N p e : e \in etime_edges L N N p ->
+  [&& esrc e < L * N, etgt e < L * N & eprm e < p.+1 * (N * N)]%N.
+Proof.
+move=> /flattenP[l /mapP[y]]; rewrite mem_iota add0n => /andP[_ lty] ->.
+move=> /flattenP[l' /mapP[k]]; rewrite mem_iota add0n ltnS => /andP[_ lek] ->.
+case: ifP => // le /mapP[ci]; rewrite mem_iota add0n => /andP[_ ltci] -> /=.
+have N_pos : (0 < N)%N by apply: leq_ltn_trans ltci.
+rewrite /esrc /etgt /eprm /= lty /= flat_lt ?flat_lt ?ltn_pmod ?ltnS ?leq_subr //.
+rewrite (leq_ltn_trans _ (_ : y %/ N < L)%N) ?ltn_divLR //.
+by rewrite leq_subLR addnC leq_add2r.
+Qed.
+
+(* RecurMachine(dims, σ, pad p, timeblock, L): with flip (lag, c_in, c_out)
+   ↦ (lag, c_out, c_in) and any D bounding the grades, clean′(flip(W)) =
+   flip(clean(W)), clean′ the cleaning of the flipped transposed time
+   convolution (anti-causal, time_conv_transpose_textbook) for the
+   reversed grading. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem recur_flip_clean L tb dims p D (w : seq R) :
+  let blk := block_grades dims in let N := size blk in
+  let ed := recur_grades L tb (size dims) blk in
+  all (fun g => g <= D)%N ed ->
+  eclean (ereversed D ed) (of_edges (L * N) (L * N) (p.+1 * (N * N))
+                                    (eflip (recur_flip N) (etime_edges L N N p)))
+         (eflip_w (recur_flip N) (p.+1 * (N * N)) w)
+  = eflip_w (recur_flip N) (p.+1 * (N * N)) (eclean ed (etime_conv L N N p) w).
+Proof.
+move=> blk N ed grades; apply: flip_clean => //; last exact: recur_flip_inv.
+apply/allP => e /etime_edges_in.
+by rewrite /ed /recur_grades size_map size_iota.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* An edge list as a parametric span of Spans.v.                      *)
+
+Section OfEdges.
+
+Variables (X Y P : nat) (es : seq edge).
+Hypothesis ends : all (fun e => [&& esrc e < X, etgt e < Y & eprm e < P])%N es.
+
+Lemma edge_ends (e : 'I_(size es)) :
+  [&& esrc (nth edge0 es e) < X, etgt (nth edge0 es e) < Y & eprm (nth edge0 es e) < P]%N.
+Proof. by apply: (allP ends); rewrite mem_nth. Qed.
+
+Lemma edge_src (e : 'I_(size es)) : (esrc (nth edge0 es e) < X)%N.
+Proof. by case/and3P: (edge_ends e). Qed.
+Lemma edge_tgt (e : 'I_(size es)) : (etgt (nth edge0 es e) < Y)%N.
+Proof. by case/and3P: (edge_ends e). Qed.
+Lemma edge_prm (e : 'I_(size es)) : (eprm (nth edge0 es e) < P)%N.
+Proof. by case/and3P: (edge_ends e). Qed.
+
+(* The apex is the list's positions, the legs read each edge. *)
+Definition pspan_of_edges : ParametricSpan R X Y P :=
+  {| span := {| apex := size es; s := fun e => Ordinal (edge_src e);
+                t := fun e => Ordinal (edge_tgt e); mu := fun e => ewt (nth edge0 es e) |};
+     pi := fun e => Ordinal (edge_prm e) |}.
+
+Lemma map_edges T (F : edge -> T) :
+  [seq F (nth edge0 es (val e)) | e <- enum 'I_(size es)] = map F es.
+Proof.
+by rewrite -(map_iota_ord (size es) (fun i => F (nth edge0 es i))) -[in RHS](mkseq_nth edge0 es) /mkseq -map_comp.
+Qed.
+
+(* Its lists are the edge list's span. *)
+Lemma pspan_of_edgesE : epspan_of pspan_of_edges = of_edges X Y P es.
+Proof. by rewrite /epspan_of /espan_of /of_edges /mseq /fseq /= !map_edges. Qed.
+
+End OfEdges.
+
+(* The seed's machines as lists: every end of the edge list in range, and
+   the grades in 1..D, the hypotheses of Backprop.v's seed_gradient. *)
+
+(* RecurMachine(dims, σ, p, tb, L), for any D above its grades. *)
+(* Law: SEED-GRADIENT *)
+Lemma recur_seed L tb p D dims :
+  let blk := block_grades dims in let N := size blk in let ed := recur_grades L tb (size dims) blk in
+  all (fun g => g <= D)%N ed ->
+  [/\ all (fun e => [&& esrc e < L * N, etgt e < L * N & eprm e < p.+1 * (N * N)])%N (etime_edges L N N p),
+      size ed = (L * N)%N & all (fun g => 0 < g <= D)%N ed].
+Proof.
+move=> blk N ed levels; split; first by apply/allP => e /etime_edges_in.
+  by rewrite size_map size_iota.
+apply/allP => g gin; rewrite (allP levels) // andbT.
+move: gin => /mapP[i]; rewrite mem_iota add0n => /andP[_ lt] ->.
+have N_pos : (0 < size blk)%N by case: (posnP (size blk)) lt => [-> | //]; rewrite muln0.
+have /andP[pos _] : (0 < nth 0 blk (i %% size blk) <= size dims)%N.
+  by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
+exact: leq_trans pos (leq_addl _ _).
+Qed.
+
+(* DenseMachine(dims, σ): the dense span N -> N, grades block(c) in 1..|dims|. *)
+(* Law: SEED-GRADIENT *)
+Lemma dense_seed dims :
+  let ed := block_grades dims in let N := size ed in
+  [/\ all (fun e => [&& esrc e < N, etgt e < N & eprm e < N * N])%N (edense N N),
+      size ed = N & all (fun g => 0 < g <= size dims)%N ed].
+Proof.
+move=> ed N; split=> //; last exact: block_grades_range.
+apply/allP => e ein; have /andP[-> ->] := allP (dense_edges_in N N) e ein.
+by move: ein => /allpairsP[[x y] [_ /=]]; rewrite mem_iota add0n andbT => /andP[_ lty] ->.
+Qed.
+
 End Layers.
+
+(* A flat index i·t + j of a product of ranges is the pair (k + i, j). *)
+Lemma nth_allpairs_iota T (f : nat -> nat -> T) x0 k m t i j : (i < m)%N -> (j < t)%N ->
+  nth x0 [seq f a b | a <- iota k m, b <- iota 0 t] (i * t + j) = f (k + i)%N j.
+Proof.
+move=> + ltj; elim: i k m => [|i IH] k [|m] //= lti.
+  by rewrite nth_cat size_map size_iota mul0n add0n ltj (nth_map 0%N) ?size_iota // nth_iota // addn0.
+rewrite nth_cat size_map size_iota mulSn -addnA ltnNge leq_addr /= addKn IH //.
+by rewrite addSnnS.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The 1-D convolution spans and their composition.                   *)
+
+Section Rank1.
+
+Variable R : comRingType.
+
+(* The 1-D convolution of pm::conv: n positions, C -> C' channels, kernel
+   k, padding (pl, ph), stride s, dilation dl, one group. *)
+Definition conv1_spec (n C C' k pl ph s dl : nat) : ConvSpec :=
+  Build_ConvSpec [:: n] C C' [:: k] [:: pl] [:: ph] [:: s] [:: dl] 1.
+
+Variables (n C C' k pl ph s dl : nat).
+Local Notation c := (conv1_spec n C C' k pl ph s dl).
+Definition out1 := ((n + pl + ph - (dl * k.-1).+1) %/ s).+1.
+
+Lemma multis2 m t : multis [:: m; t] = [seq [:: a; b] | a <- iota 0 m, b <- iota 0 t].
+Proof.
+have e : multis [:: t] = [seq [:: i] | i <- iota 0 t] by rewrite /=; elim: (iota 0 t) => //= i l ->.
+change (multis [:: m; t]) with [seq i :: r | i <- iota 0 m, r <- multis [:: t]]; rewrite e.
+by elim: (iota 0 m) => //= a l ->; rewrite -map_comp.
+Qed.
+
+Lemma multis1 m : multis [:: m] = [seq [:: a] | a <- iota 0 m].
+Proof. by rewrite /=; elim: (iota 0 m) => //= i l ->. Qed.
+
+Lemma esum_iota (m : nat) (F : nat -> R) : esum [seq F i | i <- iota 0 m] = \sum_(i < m) F i.
+Proof. by rewrite esum_big big_map -(big_mkord xpredT) /index_iota subn0. Qed.
+
+Lemma outputs1E : outputs c = multis [:: out1; C'].
+Proof.
+by rewrite /outputs /out_shape (_ : out_positions c = [:: out1]).
+Qed.
+
+Lemma nth_outputs1 o co : (o < out1)%N -> (co < C')%N -> nth [::] (outputs c) (o * C' + co) = [:: o; co].
+Proof.
+move=> lto ltco; rewrite outputs1E multis2.
+by rewrite (nth_allpairs_iota (fun a b => [:: a; b])).
+Qed.
+
+Lemma size_outputs1 : size (outputs c) = (out1 * C')%N.
+Proof. by rewrite outputs1E multis2 size_allpairs !size_iota. Qed.
+
+(* The 1-D convolution: at the output (o, c'),
+     Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl − pl, ci),
+   x zero outside the input. *)
+Theorem conv1_padded (w x : seq R) o co : (o < out1)%N -> (co < C')%N ->
+  nth 0 (eapply_p (econv R c) w x) (o * C' + co)
+  = \sum_(a < k) \sum_(ci < C) nth 0 w ((a * C + ci) * C' + co)%N
+      * (if ((pl <= o * s + a * dl) && (o * s + a * dl - pl < n))%N then nth 0 x ((o * s + a * dl - pl) * C + ci)%N
+         else 0).
+Proof.
+move=> lto ltco.
+have lty : (o * C' + co < size (outputs c))%N by rewrite size_outputs1 flat_lt.
+rewrite conv_textbook (nth_map 0%N) ?size_iota // nth_iota // add0n /= nth_outputs1 //=.
+have offs : offsets c = [seq [:: a] | a <- iota 0 k] by rewrite /offsets multis1.
+rewrite offs size_map size_iota esum_iota; apply: eq_bigr => a _.
+rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /cout_g /= !divn1 esum_iota.
+apply: eq_bigr => ci _; rewrite divn_small // mul0n add0n /parameter /cin_g /= ?divn1.
+rewrite /padded /inside /shifted /step /dil /lo /= andbT.
+by case: ifP => //; rewrite /source /flat /in_shape /= mul0n add0n.
+Qed.
+End Rank1.
+
+(* Without padding, when the reach fits the input, every output reads
+   inside the input. *)
+Lemma reads_in n k s dl o a : (dl * k.-1 < n)%N -> (o < out1 n k 0 0 s dl)%N -> (a < k)%N ->
+  (o * s + a * dl < n)%N.
+Proof.
+rewrite /out1 !addn0 => fits lto lta.
+have le : (o * s <= n - (dl * k.-1).+1)%N.
+  by rewrite (leq_trans _ (leq_trunc_div _ s)) // leq_mul2r -ltnS lto orbT.
+rewrite (leq_ltn_trans (leq_add le (_ : a * dl <= dl * k.-1)%N)) //.
+  by rewrite mulnC leq_mul2l -ltnS prednK ?lta ?orbT // (leq_ltn_trans (leq0n a) lta).
+by rewrite addnC -ltn_subRL subnSK // subnn.
+Qed.
+
+(* The 1-D convolution without padding, when its reach fits the input:
+   at the output (o, c'), Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl, ci). *)
+Theorem conv1_textbook (R : comRingType) n C C' k s dl (w x : seq R) o co :
+  (dl * k.-1 < n)%N -> (o < out1 n k 0 0 s dl)%N -> (co < C')%N ->
+  nth 0 (eapply_p (econv R (conv1_spec n C C' k 0 0 s dl)) w x) (o * C' + co)
+  = conv1d k C s dl (fun a ci co => nth 0 w ((a * C + ci) * C' + co)%N)
+                    (fun i ci => nth 0 x (i * C + ci)%N) o co.
+Proof.
+move=> fits lto ltco; rewrite conv1_padded //; apply: eq_bigr => a _; apply: eq_bigr => ci _.
+by rewrite subn0 leq0n (reads_in fits lto (ltn_ord a)).
+Qed.
+
+Lemma conv1d_ext (R : comRingType) k C s dl (w w' : nat -> nat -> nat -> R) (x x' : nat -> nat -> R) o c' :
+  (forall a c, a < k -> c < C -> w a c c' = w' a c c' /\ x (o * s + a * dl) c = x' (o * s + a * dl) c)%N ->
+  conv1d k C s dl w x o c' = conv1d k C s dl w' x' o c'.
+Proof.
+move=> e; apply: eq_bigr => a _; apply: eq_bigr => c _.
+by have [-> ->] := e a c (ltn_ord a) (ltn_ord c).
+Qed.
+
+Section ConvComposeSpans.
+
+Variable R : comRingType.
+Variables (n C0 C1 C2 k1 k2 s1 s2 d1 d2 : nat).
+
+(* a: n positions, C0 -> C1; then b on a's outputs, C1 -> C2; both unpadded. *)
+Local Notation m := (out1 n k1 0 0 s1 d1).
+Local Notation a := (conv1_spec n C0 C1 k1 0 0 s1 d1).
+Local Notation b := (conv1_spec m C1 C2 k2 0 0 s2 d2).
+Local Notation ext := (compose_extent k1 k2 s1 d1 d2).
+
+(* The composite: stride s1·s2, dilation 1, kernel ext, parameters
+   K(r, c0, c2) flat (r·C0 + c0)·C2 + c2. *)
+Definition composite_spec := conv1_spec n C0 C2 ext 0 0 (s1 * s2) 1.
+
+Definition composite_kernel (w1 w2 : seq R) : seq R :=
+  [seq compose_kernel k1 k2 C1 s1 d1 d2 (fun a c c' => nth 0 w1 ((a * C0 + c) * C1 + c')%N)
+                      (fun a c c' => nth 0 w2 ((a * C1 + c) * C2 + c')%N) (rc %/ C0)%N (rc %% C0)%N c2
+  | rc <- iota 0 (ext * C0), c2 <- iota 0 C2].
+
+(* The composite has b's output positions. *)
+Lemma composite_out : out1 n ext 0 0 (s1 * s2) 1 = out1 m k2 0 0 s2 d2.
+Proof.
+rewrite /out1 !addn0 /compose_extent /= mul1n -addSn subnDA subSS.
+by rewrite -mulnA [(s1 * (d2 * _))%N]mulnC divnMA divnBMl.
+Qed.
+
+(* Composing the spans of two unpadded 1-D convolutions whose reaches fit
+   their inputs: at every output (o, c2) of b, b's span applied to a's
+   span applied to x is the span of the composite convolution (stride
+   s1·s2, dilation 1, kernel d1(k1 − 1) + s1·d2(k2 − 1) + 1) at the
+   composed kernel K. *)
+(* Law: LAYER-CONV-COMPOSE *)
+Theorem conv_compose_spans (w1 w2 x : seq R) o c2 :
+  (d1 * k1.-1 < n)%N -> (d2 * k2.-1 < m)%N -> (o < out1 m k2 0 0 s2 d2)%N -> (c2 < C2)%N ->
+  nth 0 (eapply_p (econv R b) w2 (eapply_p (econv R a) w1 x)) (o * C2 + c2)
+  = nth 0 (eapply_p (econv R composite_spec) (composite_kernel w1 w2) x) (o * C2 + c2).
+Proof.
+move=> fits1 fits2 lto ltc2.
+have fitsK : (1 * ext.-1 < n)%N.
+  rewrite mul1n /compose_extent /=.
+  have le : (s1 * d2 * k2.-1 <= n - (d1 * k1.-1).+1)%N.
+    rewrite -mulnA (leq_trans _ (leq_trunc_div _ s1)) // mulnC leq_mul2r.
+    by move: fits2; rewrite /out1 !addn0 ltnS => ->; rewrite orbT.
+  by rewrite -ltn_subRL (leq_ltn_trans le) // subnS prednK ?subn_gt0 // leq_subr.
+rewrite conv1_textbook // conv1_textbook ?composite_out //.
+transitivity (conv1d k2 C1 s2 d2 (fun a c c' => nth 0 w2 ((a * C1 + c) * C2 + c')%N)
+                     (conv1d k1 C0 s1 d1 (fun a c c' => nth 0 w1 ((a * C0 + c) * C1 + c')%N)
+                                         (fun i c => nth 0 x (i * C0 + c)%N)) o c2).
+  apply: conv1d_ext => b' c1 ltb ltc1; split=> //; rewrite conv1_textbook //.
+  exact: (reads_in fits2 lto ltb).
+rewrite conv_compose; apply: conv1d_ext => r c0 ltr ltc0; split=> //.
+rewrite (nth_allpairs_iota (fun rc c2 => compose_kernel _ _ _ _ _ _ _ _ (rc %/ C0)%N (rc %% C0)%N c2)) //.
+  have C0_pos : (0 < C0)%N by apply: leq_ltn_trans ltc0.
+  by rewrite add0n divnMDl // divn_small // addn0 modnMDl modn_small.
+exact: flat_lt.
+Qed.
+
+End ConvComposeSpans.
+
+(* RecurMachine's backward span: the transposed time convolution with its
+   parameters flipped, (lag, c_in, c_out) ↦ (lag, c_out, c_in), has at
+   flip(W), on every g and at every input (t, c_in), the operator of the
+   1-D convolution on L positions and N channels with kernel p + 1,
+   padding (0, p), stride and dilation 1, at flip(W): the anti-causal
+   convolution, whose offset a reads g at t + a. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem recur_backward_span (R : comRingType) L N p (w g : seq R) t ci : (t < L)%N -> (ci < N)%N ->
+  let f := recur_flip N in let P := (p.+1 * (N * N))%N in
+  nth 0 (eapply_p (of_edges (L * N) (L * N) P (eflip f (etime_edges R L N N p))) (eflip_w f P w) g)
+      (t * N + ci)
+  = nth 0 (eapply_p (econv R (conv1_spec L N N p.+1 0 p 1 1)) (eflip_w f P w) g) (t * N + ci).
+Proof.
+move=> ltt ltci f P.
+have N_pos : (0 < N)%N by apply: leq_ltn_trans ltci.
+rewrite flip_apply; last exact: recur_flip_inv.
+  2: by apply/allP => e /etime_edges_in /and3P[].
+rewrite time_conv_transpose_textbook (nth_map 0%N) ?size_iota ?flat_lt // nth_iota ?flat_lt // add0n.
+cbv zeta.
+rewrite divnMDl // divn_small // addn0 modnMDl modn_small //.
+have out : (t < out1 L p.+1 0 p 1 1)%N.
+  by rewrite /out1 addn0 mul1n divn1 subnS addnK prednK // (leq_ltn_trans (leq0n t) ltt).
+rewrite conv1_padded // esum_iota; apply: eq_bigr => a _; rewrite !muln1 subn0 leq0n.
+case: ifP => lt; last by rewrite big1 // => c _; rewrite mulr0.
+rewrite esum_iota; apply: eq_bigr => c _.
+have ltq : ((a * N + c) * N + ci < P)%N by rewrite /P mulnA flat_lt ?flat_lt.
+have qE : ((a * N + c) * N + ci = a * (N * N) + (c * N + ci))%N by rewrite mulnDl -mulnA addnA.
+rewrite /eflip_w (nth_map 0%N) ?size_iota // nth_iota // add0n /f qE /recur_flip.
+by have [-> -> ->] := flat_coords a (ltn_ord c) ltci.
+Qed.
+
+(* ConvMachine(dims, σ, pad (lo, hi), [n]) in 1-D: the size-preserving
+   convolution on n positions and N channels (kernel lo + hi + 1, stride
+   and dilation 1) and the grades block(c) of (position, c), the
+   hypotheses of Backprop.v's seed_gradient with D = |dims|; its edge list
+   is econv's. *)
+(* Law: SEED-GRADIENT *)
+Lemma conv_seed (R : comRingType) n lo hi dims : (0 < n)%N ->
+  let blk := block_grades dims in let N := size blk in
+  let c := conv1_spec n N N (lo + hi).+1 lo hi 1 1 in
+  let ed := [seq nth 0%N blk (i %% N) | i <- iota 0 (n * N)] in
+  [/\ of_edges (n * N) (n * N) ((lo + hi).+1 * (N * N)) (econv_edges R c) = econv R c,
+      all (fun e => [&& esrc e < n * N, etgt e < n * N & eprm e < (lo + hi).+1 * (N * N)])%N
+          (econv_edges R c),
+      size ed = (n * N)%N & all (fun g => 0 < g <= size dims)%N ed].
+Proof.
+move=> n_pos blk N c ed.
+have out : out1 n (lo + hi).+1 lo hi 1 1 = n.
+  by rewrite /out1 mul1n divn1 -addnA subnS addnK prednK.
+have szo : size (outputs c) = (n * N)%N by rewrite size_outputs1 out.
+split.
+- rewrite /econv szo; congr of_edges; first by rewrite /in_shape /= muln1.
+  by rewrite /cin_g /= divn1 muln1 mulnA.
+- apply/allP => e /flattenP[l /mapP[y]]; rewrite mem_iota add0n szo => /andP[_ lty] ->.
+  have N_pos : (0 < N)%N by case: (posnP N) lty => [-> | //]; rewrite muln0.
+  have ltq : (y %/ N < n)%N by rewrite ltn_divLR.
+  have ltr : (y %% N < N)%N by rewrite ltn_pmod.
+  have oE : nth [::] (outputs c) y = [:: y %/ N; y %% N]%N.
+    by rewrite {1}(divn_eq y N) nth_outputs1 ?out.
+  move=> /flattenP[l' /mapP[kf]]; rewrite mem_iota add0n => /andP[_ ltk] ->.
+  case: ifP => // ins /mapP[ci]; rewrite mem_iota add0n => /andP[_ ltci] -> /=.
+  rewrite /esrc /etgt /eprm /= lty /=.
+  move: ltk ins ltci; rewrite oE /offsets multis1 size_map size_iota => ltk.
+  rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /cout_g /= !divn1 => ins ltci.
+  rewrite (divn_small ltr) mul0n add0n /parameter /cin_g /= divn1.
+  rewrite [(_ * (N * N))%N]mulnA flat_lt ?flat_lt ?andbT //.
+  move: ins; rewrite /inside /= andbT => /andP[_ inn].
+  by rewrite mul0n add0n.
+- by rewrite size_map size_iota.
+apply/allP => g /mapP[i]; rewrite mem_iota add0n => /andP[_ lt] ->.
+have N_pos : (0 < N)%N by case: (posnP N) lt => [-> | //]; rewrite muln0.
+by apply: (allP (block_grades_range dims)); rewrite mem_nth ?ltn_pmod.
+Qed.
+
+(* ConvMachine's flip in 1-D: (k_f, c_in, c_out) ↦ (k − 1 − k_f, c_out,
+   c_in), flat k_f·N² + c·N + c′: the kernel reversed, the channels
+   swapped. *)
+Definition conv_flip (k N q : nat) : nat :=
+  ((k.-1 - q %/ (N * N)) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N.
+
+Lemma conv_flip_inv k N q : (q < k * (N * N))%N ->
+  (conv_flip k N q < k * (N * N))%N /\ conv_flip k N (conv_flip k N q) = q.
+Proof.
+move=> lt; have N_pos : (0 < N)%N by move: lt; case: N => // /=; rewrite !muln0.
+have NN_pos : (0 < N * N)%N by rewrite muln_gt0 N_pos.
+have ltco : (q %% N < N)%N by rewrite ltn_pmod.
+have ltci : (q %% (N * N) %/ N < N)%N by rewrite ltn_divLR // ltn_pmod.
+have ltk : (q %/ (N * N) < k)%N by rewrite ltn_divLR.
+have lek : (q %/ (N * N) <= k.-1)%N by rewrite -ltnS prednK // (leq_ltn_trans (leq0n _) ltk).
+have qE : q = (q %/ (N * N) * (N * N) + (q %% (N * N) %/ N * N + q %% N))%N.
+  by rewrite {1}(divn_eq q (N * N)) {1}(divn_eq (q %% (N * N)) N) modn_dvdm ?dvdn_mulr.
+split.
+  by rewrite /conv_flip flat_lt ?flat_lt // (leq_ltn_trans (leq_subr _ _)) // prednK // (leq_ltn_trans (leq0n _) ltk).
+have [e1 e2 e3] := flat_coords (k.-1 - q %/ (N * N)) ltco ltci.
+have -> : conv_flip k N q = ((k.-1 - q %/ (N * N)) * (N * N) + (q %% N * N + q %% (N * N) %/ N))%N by [].
+by rewrite /conv_flip e1 e2 e3 subKn // -qE.
+Qed.
+
+(* ConvMachine(dims, σ, pad (lo, hi), [n]) in 1-D, D = |dims|: with flip
+   the kernel reversed and the channels swapped, clean′(flip(W)) =
+   flip(clean(W)), clean′ the cleaning of the flipped transposed span for
+   the reversed grading. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem conv_flip_clean (R : comRingType) n lo hi dims (w : seq R) : (0 < n)%N ->
+  let blk := block_grades dims in let N := size blk in
+  let c := conv1_spec n N N (lo + hi).+1 lo hi 1 1 in
+  let ed := [seq nth 0%N blk (i %% N) | i <- iota 0 (n * N)] in
+  let f := conv_flip (lo + hi).+1 N in let P := ((lo + hi).+1 * (N * N))%N in
+  eclean (ereversed (size dims) ed) (of_edges (n * N) (n * N) P (eflip f (econv_edges R c))) (eflip_w f P w)
+  = eflip_w f P (eclean ed (econv R c) w).
+Proof.
+move=> n_pos blk N c ed f P.
+have [eE ends size_ed grades] := conv_seed R lo hi dims n_pos.
+rewrite -eE; apply: flip_clean; last exact: conv_flip_inv.
+  by apply: sub_all grades => g /andP[].
+by rewrite size_ed.
+Qed.
+
+(* ConvMachine's backward span in 1-D: the transposed convolution with
+   flip (kernel reversed, channels swapped) has at flip(W), on every g and
+   at every input (i, c_in), the operator of the convolution with the pads
+   swapped, (hi, lo): the authors' backward span. *)
+(* Law: SEED-FLIP-CLEAN *)
+Theorem conv_backward_span (R : comRingType) n lo hi dims (w g : seq R) i ci : (i < n)%N ->
+  let blk := block_grades dims in let N := size blk in
+  let k := (lo + hi).+1 in let f := conv_flip k N in let P := (k * (N * N))%N in
+  (ci < N)%N ->
+  nth 0 (eapply_p (of_edges (n * N) (n * N) P (eflip f (econv_edges R (conv1_spec n N N k lo hi 1 1))))
+                  (eflip_w f P w) g) (i * N + ci)
+  = nth 0 (eapply_p (econv R (conv1_spec n N N k hi lo 1 1)) (eflip_w f P w) g) (i * N + ci).
+Proof.
+move=> lti blk N k f P ltci.
+have n_pos : (0 < n)%N by apply: leq_ltn_trans lti.
+have N_pos : (0 < N)%N by apply: leq_ltn_trans ltci.
+have [_ ends _ _] := conv_seed R lo hi dims n_pos.
+rewrite flip_apply; last exact: conv_flip_inv.
+  2: by apply: sub_all ends => e /and3P[].
+have out' : out1 n k hi lo 1 1 = n.
+  by rewrite /out1 mul1n divn1 -addnA [(hi + lo)%N]addnC subnS addnK prednK.
+have out : out1 n k lo hi 1 1 = n.
+  by rewrite /out1 mul1n divn1 -addnA subnS addnK prednK.
+rewrite conv1_padded ?out' //.
+rewrite transpose_p_edges (nth_map 0%N) ?size_iota ?flat_lt // nth_iota ?flat_lt // add0n conv_sum.
+have key q (c0 : 'I_N) : ((q * N + c0)%N == (i * N + ci)%N) = (q == i) && (c0 == ci :> nat).
+  by rewrite flat_pair_eq // divnMDl // divn_small // addn0 modnMDl modn_small.
+transitivity (\sum_(o < n) \sum_(co < N) \sum_(kf < k)
+  (if ((lo <= o + kf) && (o + kf - lo == i))%N then nth 0 w ((kf * N + ci) * N + co)%N * nth 0 g (o * N + co)%N
+   else 0)).
+  rewrite size_outputs1 out esum_blocks esum_iota; apply: eq_bigr => o _; rewrite esum_iota.
+  apply: eq_bigr => co _; rewrite nth_outputs1 ?out // /offsets multis1 size_map size_iota esum_iota.
+  apply: eq_bigr => kf _; rewrite (nth_map 0%N) ?size_iota // nth_iota // add0n /cin_g /= divn1 esum_iota.
+  rewrite /inside /conv_edge /esrc /eprm /etgt /source /flat /in_shape /= nth_outputs1 ?out // /offsets multis1 (nth_map 0%N) ?size_iota // nth_iota // add0n.
+  rewrite /shifted /Layers.lo /step /dil /cout_g /cin_g /parameter /= !divn1 !muln1 (divn_small (ltn_ord co)) !mul0n !add0n andbT.
+  under eq_bigr => c0 _ do rewrite add0n key.
+  case: eqP => [qi | nq]; last by rewrite andbF big1 // => c0 _; rewrite !andbF.
+  rewrite qi lti andbT; case: (lo <= o + kf)%N; last by rewrite big1.
+  under eq_bigr => c0 _ do rewrite /= eq_sym.
+  rewrite (big_pick (fun c0 => 1 * (w`_((kf * cin_g (conv1_spec n N N k lo hi 1 1) + c0) * N + co) * g`_(o * N + co)))) //.
+  by rewrite mul1r /cin_g /= divn1.
+rewrite exchange_big /=; under eq_bigr => co _ do rewrite exchange_big /=; rewrite exchange_big /=.
+rewrite [RHS](reindex_inj rev_ord_inj) /=; apply: eq_bigr => kf _; apply: eq_bigr => co _.
+have ltkf : (kf <= lo + hi)%N by rewrite -ltnS ltn_ord.
+have rev : (k - kf.+1 = lo + hi - kf)%N by rewrite subSS.
+have ltq : ((k - kf.+1) * N + co < k * N)%N by rewrite flat_lt // rev ltnS leq_subr.
+have ltQ : (((k - kf.+1) * N + co) * N + ci < P)%N by rewrite /P mulnA flat_lt.
+rewrite /eflip_w (nth_map 0%N) ?size_iota // nth_iota // add0n.
+have qE : (((k - kf.+1) * N + co) * N + ci = (k - kf.+1) * (N * N) + (co * N + ci))%N.
+  by rewrite mulnDl -mulnA addnA.
+rewrite qE /f /conv_flip; have [-> -> ->] := flat_coords (k - kf.+1) (ltn_ord co) ltci.
+have kfE : (k.-1 - (k - kf.+1) = kf)%N by rewrite rev /= subKn.
+have wE : ((kf * N + ci) * N + co = kf * (N * N) + (ci * N + co))%N by rewrite mulnDl -mulnA addnA.
+rewrite kfE !muln1 -wE.
+have C o : ((lo <= o + kf) && (o + kf - lo == i))%N = (kf <= i + lo)%N && (o == i + lo - kf)%N.
+  by apply/andP/andP => -[/leP h1 /eqP h2]; split; apply/leP || apply/eqP; rewrite -?plusE -?minusE in h1 h2 *; lia.
+have C' : ((hi <= i + (k - kf.+1)) && (i + (k - kf.+1) - hi < n))%N = (kf <= i + lo)%N && (i + lo - kf < n)%N.
+  rewrite rev; have /leP h := ltkf.
+  by apply/andP/andP => -[/leP h1 /ltP h2]; split; (apply/leP || apply/ltP); rewrite -?plusE -?minusE in h h1 h2 *; lia.
+under eq_bigr => o _ do rewrite C.
+rewrite C'; case: (kf <= i + lo)%N; last by rewrite big1 ?mulr0.
+have -> : (i + (k - kf.+1) - hi = i + lo - kf)%N.
+  rewrite rev; have /leP h := ltkf; apply/eqP; rewrite eqn_leq; apply/andP.
+  by split; apply/leP; rewrite -?plusE -?minusE in h *; lia.
+case: ltnP => [ltm | gem].
+  rewrite (bigD1 (Ordinal ltm)) //= eqxx big1 ?addr0 // => o /negbTE ne /=.
+  by case: eqP => // e; move: ne; rewrite -val_eqE /= e eqxx.
+rewrite mulr0 big1 // => o _ /=; case: eqP => // e.
+by move: (ltn_ord o); rewrite e ltnNge gem.
+Qed.
 
 (* ------------------------------------------------------------------ *)
 (* The normalisations of the graph convolution (graph_conv.hpp).      *)
