@@ -66,7 +66,7 @@ template <class T> void check_dense(Mutant mutant) {
 // Graph: the forward with and without H, the gradient from φ and from H. The
 // mutant gives φ itself as H.
 template <class T> void check_graph(Mutant mutant) {
-  const pm_test::GraphCase c = *pm_test::graph_cases(12, 40, 5);
+  const pm_test::GraphCase c = *pm_test::graph_cases(pm::kernels::case_ranges::graph_sizes);
   const GraphProblem<T> p = graph_problem<T>(pm_test::with_endpoints(c));
   const Index outs = p.plan.nodes * p.plan.out_channels * p.batch;
   std::vector<T> out(outs), outk(outs), h(p.phi.size()), dw(p.w.size()), dwk(p.w.size());

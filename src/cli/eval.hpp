@@ -170,14 +170,17 @@ void eval_machine(const pm::io::MachineDescription &d, const Args &args, Output 
   // a machine given by parts has none and takes the reference solver.
   std::optional<pm::SeedMachine<S>> seed;
   if (args.flag("kernels") && d.seed) seed.emplace(pm::make_seed_machine<S>(*d.seed, m.sigma()));
+  std::vector<S> slope; // σ'(y), kept by the kernel's forward when a backward follows
+  const bool backward = args.has("ybar") || args.has("zbar");
   const pm::MachineState<S> x =
-      seed ? pm::kernels::forward(*seed, w, y0, z0) : pm::forward(m, w, y0, z0);
+      seed ? pm::kernels::forward(*seed, w, y0, z0, backward ? &slope : nullptr)
+           : pm::forward(m, w, y0, z0);
   out.batch(std::string("y.npy"), x.y, d.space);
   out.batch(std::string("z.npy"), x.z, d.space);
-  if (!args.has("ybar") && !args.has("zbar")) return;
+  if (!backward) return;
   const pm::Batch<S> gy = optional_batch("ybar"), gz = optional_batch("zbar");
   const pm::Gradients<S> g =
-      seed ? pm::kernels::backward(*seed, w, x, gy, gz) : pm::backward(m, w, x, gy, gz);
+      seed ? pm::kernels::backward(*seed, w, x, gy, gz, &slope) : pm::backward(m, w, x, gy, gz);
   out.batch(std::string("grad_y0.npy"), g.y0, d.space);
   out.batch(std::string("grad_z0.npy"), g.z0, d.space);
   out.function(std::string("grad_w.npy"), g.w, d.parameters);

@@ -47,10 +47,12 @@ template <class T> SequencePlan sequence_plan(const SeedDescription &d, Index ba
 }
 } // namespace detail
 
-// Solves y = y₀ + L_W̃ z, z = z₀ + σ(y), like SeedMachine::forward.
+// Solves y = y₀ + L_W̃ z, z = z₀ + σ(y), like SeedMachine::forward. With
+// `slope`, a dense machine also keeps σ'(y) there for backward, which then
+// evaluates no σ (the same bits: dense_forward with a slope).
 template <class T>
 MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Batch<T> &y0,
-                        const Batch<T> &z0) {
+                        const Batch<T> &z0, std::vector<T> *slope = nullptr) {
   const Path p = path(m);
   if constexpr (std::is_floating_point_v<T>) {
     if (p != Path::generic) {
@@ -58,7 +60,10 @@ MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Bat
       require(a.cols == b.cols, "forward: z0 has ", b.cols, " columns, expected ", a.cols);
       MachineState<T> x{Batch<T>(a.rows, a.cols), Batch<T>(a.rows, a.cols)};
       const Activation sigma = *activation_of(m.machine().sigma());
-      if (p == Path::dense)
+      if (p == Path::dense && slope) {
+        slope->resize(a.data.size());
+        dense_forward<T>({m.dims(), a.cols}, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
+      } else if (p == Path::dense)
         dense_forward<T>({m.dims(), a.cols}, sigma, w, a.data, b.data, x.y.data, x.z.data);
       else
         sequence_forward<T>(detail::sequence_plan<T>(m.description(), a.cols), sigma, w, a.data,
@@ -69,10 +74,12 @@ MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Bat
   return m.forward(w, y0, z0);
 }
 
-// Cotangents of y₀, z₀ and W, like SeedMachine::backward.
+// Cotangents of y₀, z₀ and W, like SeedMachine::backward; `slope` is what
+// forward kept for this state, if it kept one.
 template <class T>
 Gradients<T> backward(const SeedMachine<T> &m, const Function<T> &w, const MachineState<T> &x,
-                      const Batch<T> &gy, const Batch<T> &gz) {
+                      const Batch<T> &gy, const Batch<T> &gz,
+                      const std::vector<T> *slope = nullptr) {
   const Path p = path(m);
   if constexpr (std::is_floating_point_v<T>) {
     if (p != Path::generic) {
@@ -81,7 +88,10 @@ Gradients<T> backward(const SeedMachine<T> &m, const Function<T> &w, const Machi
       const Activation sigma = *activation_of(m.machine().sigma());
       if (p == Path::dense) {
         const DenseMachineShape s{m.dims(), cols};
-        dense_dual<T>(s, sigma, w, x.y.data, gy.data, gz.data, g.y0.data, g.z0.data);
+        if (slope && !slope->empty())
+          dense_dual<T>(s, w, *slope, gy.data, gz.data, g.y0.data, g.z0.data);
+        else
+          dense_dual<T>(s, sigma, w, x.y.data, gy.data, gz.data, g.y0.data, g.z0.data);
         dense_weight_gradient<T>(s, x.z.data, g.y0.data, g.w);
       } else {
         const SequencePlan s = detail::sequence_plan<T>(m.description(), cols);

@@ -53,7 +53,8 @@ public:
 
   Evaluation evaluate(const ModelParameters<S> &p, const Batch<S> &input,
                       const Batch<S> &target) const {
-    const MachineState<S> x = forward(p, input);
+    std::vector<S> slope; // σ'(y), kept by the forward for the backward below
+    const MachineState<S> x = forward(p, input, &slope);
     const Batch<S> z1 = adjoin_unit(x.z);
     const Batch<S> prediction = kernels::act(readout_, p.readout, z1);
     const Batch<S> g = mse_gradient(prediction, target);
@@ -73,7 +74,7 @@ public:
     for (Index b = 0; b < gz.cols; ++b)
       for (Index i = 0; i < gz.rows; ++i) gz(i, b) = gz1(i, b);
     e.gradient.machine =
-        kernels::backward(machine_, p.machine, x, Batch<S>(x.z.rows, x.z.cols), gz).w;
+        kernels::backward(machine_, p.machine, x, Batch<S>(x.z.rows, x.z.cols), gz, &slope).w;
     return e;
   }
 
@@ -84,9 +85,10 @@ private:
   kernels::SpanPlan<S> readout_plan_; // the readout's edges in CSR (float and double only)
 
   // The machine's state for z₀ = 0 and the input as y₀ (fewer channels allowed).
-  MachineState<S> forward(const ModelParameters<S> &p, const Batch<S> &input) const {
+  MachineState<S> forward(const ModelParameters<S> &p, const Batch<S> &input,
+                          std::vector<S> *slope = nullptr) const {
     const Batch<S> y0 = machine_.expand_channels(input, "input");
-    return kernels::forward(machine_, p.machine, y0, Batch<S>(y0.rows, y0.cols));
+    return kernels::forward(machine_, p.machine, y0, Batch<S>(y0.rows, y0.cols), slope);
   }
 };
 
