@@ -72,34 +72,63 @@ template <class T> struct DirectTile {
 
 // out[i · ld_out + j] = in[j · ld_in + i] for i < rows, j < cols: the
 // channel-major ↔ position-major copies, by blocks of lanes × lanes
-// transposed in registers.
+// transposed in registers. A partial block reads whole packets of `in` when
+// read_past (the channel rows have a packet of slack at their end) and
+// writes whole packets of `out` when write_past (the positions written past
+// a line are written again, or cleared, afterwards).
 template <class T>
-void transpose(const T *in, Index ld_in, T *out, Index ld_out, Index rows, Index cols) {
+void transpose(const T *in, Index ld_in, T *out, Index ld_out, Index rows, Index cols,
+               bool read_past, bool write_past) {
   namespace ei = Eigen::internal;
   using P = typename DirectTile<T>::Packet;
   constexpr Index lanes = DirectTile<T>::lanes;
-  Index i0 = 0, j0 = 0;
-  if constexpr (lanes > 1) {
-    for (; i0 + lanes <= rows; i0 += lanes)
-      for (j0 = 0; j0 + lanes <= cols; j0 += lanes) {
-// A block of packets of an SIMD type that carries alignment attributes: GCC
-// warns that the template argument drops them, which is harmless here (the
-// block is a local of the function, Eigen's own kernels do the same).
+  if constexpr (lanes == 1) {
+    for (Index i = 0; i < rows; ++i)
+      for (Index j = 0; j < cols; ++j) out[i * ld_out + j] = in[j * ld_in + i];
+  } else {
+    // A block of packets of an SIMD type that carries alignment attributes:
+    // GCC warns that the template argument drops them, which is harmless
+    // here (the block is a local, as in Eigen's own kernels).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"
-        ei::PacketBlock<P, lanes> block;
+    ei::PacketBlock<P, lanes> block;
 #pragma GCC diagnostic pop
-        for (Index k = 0; k < lanes; ++k)
-          block.packet[k] = ei::ploadu<P>(in + (j0 + k) * ld_in + i0);
+    T part[lanes] = {};
+    for (Index i0 = 0; i0 < rows; i0 += lanes)
+      for (Index j0 = 0; j0 < cols; j0 += lanes) {
+        const Index ni = std::min(lanes, rows - i0), nj = std::min(lanes, cols - j0);
+        if (ni == lanes && nj == lanes) {
+          for (Index k = 0; k < lanes; ++k)
+            block.packet[k] = ei::ploadu<P>(in + (j0 + k) * ld_in + i0);
+          ei::ptranspose(block);
+          for (Index k = 0; k < lanes; ++k)
+            ei::pstoreu(out + (i0 + k) * ld_out + j0, block.packet[k]);
+          continue;
+        }
+        // A partial block goes through `part`, padded with zeros.
+        for (Index k = 0; k < lanes; ++k) {
+          const T *from = in + (j0 + k) * ld_in + i0;
+          if (k >= nj) {
+            block.packet[k] = ei::pset1<P>(T(0));
+          } else if (ni == lanes || read_past) {
+            block.packet[k] = ei::ploadu<P>(from);
+          } else {
+            std::copy_n(from, ni, part);
+            block.packet[k] = ei::ploadu<P>(part);
+          }
+        }
         ei::ptranspose(block);
-        for (Index k = 0; k < lanes; ++k)
-          ei::pstoreu(out + (i0 + k) * ld_out + j0, block.packet[k]);
+        for (Index k = 0; k < ni; ++k) {
+          T *to = out + (i0 + k) * ld_out + j0;
+          if (nj == lanes || write_past) {
+            ei::pstoreu(to, block.packet[k]);
+          } else {
+            ei::pstoreu(part, block.packet[k]);
+            std::copy_n(part, nj, to);
+          }
+        }
       }
-    for (Index i = 0; i < i0; ++i) // the last columns of the full rows
-      for (Index j = j0; j < cols; ++j) out[i * ld_out + j] = in[j * ld_in + i];
   }
-  for (Index i = i0; i < rows; ++i)
-    for (Index j = 0; j < cols; ++j) out[i * ld_out + j] = in[j * ld_in + i];
 }
 
 // A piece of nb samples in the channel-major gapped layout: row c at
@@ -113,20 +142,25 @@ template <class T> struct ChannelRows {
       : g(layout), nb(samples),
         lead(pieces(layout.margin, DirectTile<T>::lanes) * DirectTile<T>::lanes),
         end(pieces(samples * layout.sample, unit) * unit),
-        stride(pieces(lead + end + layout.margin, DirectTile<T>::lanes) * DirectTile<T>::lanes) {}
+        stride(pieces(lead + end + layout.margin + DirectTile<T>::lanes, DirectTile<T>::lanes) *
+               DirectTile<T>::lanes) {}
 
   Index size(Index channels) const { return channels * stride; }
 
-  // f(q, t) for every innermost line of sample b of the piece: its first
-  // gapped position q and its first flat position t (sample b at b · length).
-  template <class F> void for_each_line(Index b, F &&f) const {
+  // f(q, t) for the innermost lines [l0, l1) of sample b of the piece: the
+  // first gapped position q and the first flat position t of each (sample b
+  // at b · length).
+  template <class F> void for_each_line(Index b, Index l0, Index l1, F &&f) const {
     const Index line = g.extents.back(), lines = g.extents_size() / line, r = g.extents.size();
-    for (Index l = 0; l < lines; ++l) {
+    for (Index l = l0; l < l1; ++l) {
       Index at = 0;
       for (Index j = r - 1, rest = l; j-- > 0; rest /= g.extents[j])
         at += rest % g.extents[j] * g.strides[j];
       f(b * g.sample + at, (b * lines + l) * line);
     }
+  }
+  template <class F> void for_each_line(Index b, F &&f) const {
+    for_each_line(b, 0, g.extents_size() / g.extents.back(), f);
   }
   template <class F> void for_each_line(F &&f) const {
     for (Index b = 0; b < nb; ++b) for_each_line(b, f);
@@ -154,25 +188,37 @@ template <class T> struct ChannelRows {
       std::fill_n(rows + c * stride + lead + nb * g.sample, stride - lead - nb * g.sample, T(0));
     }
   }
-  // Channels [0, n) of sample b0 + b of `batch` (stride n) into the
-  // sample's lines of the rows (its gaps are left as they are).
-  void load_sample(const T *batch, Index n, Index b0, Index b, T *rows) const {
-    const Index line = g.extents.back(), length = g.extents_size();
-    for_each_line(b, [&](Index q, Index t) {
-      transpose(batch + (b0 * length + t) * n, n, rows + lead + q, stride, n, line);
-    });
+  // Channels [c, c + lanes) ∩ [0, n) of the piece's samples, samples
+  // [b0, b0 + nb) of `batch` (stride n), into the rows (to_rows) or back.
+  // Lines go in increasing order, so the packet a partial block writes past
+  // the end of a line into the rows is written again by the next line, or
+  // cleared with the gaps.
+  void copy_channels(bool to_rows, const T *batch_in, T *batch_out, Index n, Index b0, Index c,
+                     const T *rows_in, T *rows_out) const {
+    const Index line = g.extents.back(), length = g.extents_size(),
+                width = std::min(DirectTile<T>::lanes, n - c);
+    for (Index b = 0; b < nb; ++b)
+      for_each_line(b, [&](Index q, Index t) {
+        const Index at = (b0 * length + t) * n + c, row = c * stride + lead + q;
+        if (to_rows)
+          transpose(batch_in + at, n, rows_out + row, stride, width, line, false, true);
+        else
+          transpose(rows_in + row, stride, batch_out + at, n, line, width, true, false);
+      });
   }
-  // Channels [0, n) of samples [b0, b0 + nb) into the rows, zero elsewhere.
-  void load(const T *batch, Index n, Index b0, T *rows) const {
-    for (Index b = 0; b < nb; ++b) load_sample(batch, n, b0, b, rows);
+  // Channels [0, n) of samples [b0, b0 + nb) into the rows, zero elsewhere;
+  // the channel blocks in parallel when `work` says so.
+  void load(const T *batch, Index n, Index b0, T *rows, double work = 0) const {
+    for_each_piece(
+        n, DirectTile<T>::lanes,
+        [&](Index c, Index) { copy_channels(true, batch, nullptr, n, b0, c, nullptr, rows); },
+        work);
     clear_edges(rows, n);
     clear_gaps(rows, n);
   }
   void store(const T *rows, Index n, Index b0, T *batch) const {
-    const Index line = g.extents.back(), length = g.extents_size();
-    for_each_line([&](Index q, Index t) {
-      transpose(rows + lead + q, stride, batch + (b0 * length + t) * n, n, line, n);
-    });
+    for (Index c = 0; c < n; c += DirectTile<T>::lanes)
+      copy_channels(false, nullptr, batch, n, b0, c, rows, nullptr);
   }
 };
 
@@ -285,7 +331,7 @@ void direct_forward(const SequencePlan &p, Activation sigma, std::span<const T> 
           *z0g = detail::scratch<T>(2, cr.size(n));
         cr.load(y0.data(), n, b0, yg);
         cr.load(z0.data(), n, b0, z0g);
-        std::fill_n(zg, cr.size(n), T(0));
+        cr.clear_edges(zg, n); // every level's rows are written before they are read
         Index o = 0;
         for (Index d : p.dims) {
           if (o > 0 && d > 0)
@@ -321,7 +367,7 @@ void direct_dual(const SequencePlan &p, Activation sigma, std::span<const T> w,
         cr.load(y.data(), n, b0, yg);
         cr.load(ybar0.data(), n, b0, gyg);
         cr.load(zbar0.data(), n, b0, zbg);
-        std::fill_n(ybg, cr.size(n), T(0));
+        cr.clear_edges(ybg, n); // every level's rows are written before they are read
         Index end = n;
         for (auto it = p.dims.rbegin(); it != p.dims.rend(); ++it) {
           const Index d = *it, o = end - d;
@@ -357,17 +403,8 @@ void direct_weight_gradient(const SequencePlan &p, std::span<const T> z, std::sp
   const detail::GappedLayout g(p);
   const detail::ChannelRows<T> cr(g, p.batch, lanes);
   T *zg = detail::scratch<T>(0, cr.size(n)), *ybg = detail::scratch<T>(1, cr.size(n));
-  for_each_piece(
-      p.batch, 1,
-      [&](Index b, Index) {
-        cr.load_sample(z.data(), n, 0, b, zg);
-        cr.load_sample(ybar.data(), n, 0, b, ybg);
-      },
-      work);
-  for (T *rows : {zg, ybg}) {
-    cr.clear_edges(rows, n);
-    cr.clear_gaps(rows, n);
-  }
+  cr.load(z.data(), n, 0, zg, work);
+  cr.load(ybar.data(), n, 0, ybg, work);
   std::fill(dw.begin(), dw.end(), T(0));
   struct Task {
     Index o, d, c0, c1;
@@ -385,9 +422,11 @@ void direct_weight_gradient(const SequencePlan &p, std::span<const T> z, std::sp
         std::fill_n(part, rows * d * lanes, T(0));
         for (Index q0 = 0; q0 < cr.end; q0 += Tile::chunk) {
           const Index q1 = std::min(cr.end, q0 + Tile::chunk);
+          // The rows of ȳ of a tile and the window of z of an input channel
+          // stay in the first-level cache while every tap reads them.
           for (Index ci = c0; ci < c1; ++ci)
-            for (Index k = 0; k < K; k += Tile::taps)
-              for (Index co = 0; co < d; co += Tile::outputs)
+            for (Index co = 0; co < d; co += Tile::outputs)
+              for (Index k = 0; k < K; k += Tile::taps)
                 detail::gradient_tile_upto<T, Tile::taps, Tile::outputs>(
                     std::min<Index>(Tile::taps, K - k), std::min<Index>(Tile::outputs, d - co),
                     part + (((ci - c0) * K + k) * d + co) * lanes, d, zg + ci * cr.stride + cr.lead,
