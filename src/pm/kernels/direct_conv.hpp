@@ -49,8 +49,12 @@ inline bool direct_applies(const SequencePlan &p) {
 // The sequence kernels take the direct path when it applies, every channel
 // block has at most direct_max_block channels and a sample has at least
 // direct_min_positions positions. Measured (float, one thread, CPU clock,
-// docs/performance.md "The direct path of the grid machines").
-constexpr Index direct_max_block = 32, direct_min_positions = 64;
+// docs/performance.md "The direct path of the grid machines"): with 32
+// vector registers (AVX-512) the direct path is faster up to 32-channel
+// blocks; with 16 (AVX2) it is faster at 8 and 16 channels and slower than
+// the products at 32.
+constexpr Index direct_max_block = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 32 : 16,
+                direct_min_positions = 64;
 
 inline bool direct_wanted(const SequencePlan &p) {
   Index largest = 0;
