@@ -50,8 +50,9 @@ class _MachineFunction(torch.autograd.Function):
         w = _array(weight, "weight", who, weight.dtype)
         a = _array(y0, "y0", who, weight.dtype)
         b = None if z0 is None else _array(z0, "z0", who, weight.dtype)
-        y, z = model.forward(a, b, w, precision=precision, kernels=True)
+        y, z, slope = model.forward(a, b, w, precision=precision, kernels=True, keep_slope=True)
         ctx.model, ctx.who, ctx.precision, ctx.has_z0 = model, who, precision, z0 is not None
+        ctx.slope = slope  # sigma'(y) for the dual sweep (dense machines), else None
         y, z = torch.from_numpy(y), torch.from_numpy(z)
         # Saved as tensors, so that autograd refuses a backward after they
         # were modified in place.
@@ -65,7 +66,8 @@ class _MachineFunction(torch.autograd.Function):
         gy0, gz0, gw = ctx.model.backward(
             ybar=_array(gy, "grad of y", ctx.who, dtype), zbar=_array(gz, "grad of z", ctx.who, dtype),
             w=_array(weight, "weight", ctx.who, dtype), precision=ctx.precision,
-            state=(y.numpy(), z.numpy()), kernels=True)
+            state=(y.numpy(), z.numpy()) if ctx.slope is None else (y.numpy(), z.numpy(), ctx.slope),
+            kernels=True)
         return (None, None, torch.from_numpy(gw), torch.from_numpy(gy0),
                 torch.from_numpy(gz0) if ctx.has_z0 else None)
 

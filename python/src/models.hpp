@@ -242,10 +242,12 @@ struct MachineModel {
     return std::nullopt;
   }
 
-  // (y, z) solving y = y0 + L_w̃ z, z = z0 + σ(y); z0 = None is zero.
+  // (y, z) solving y = y0 + L_w̃ z, z = z0 + σ(y); z0 = None is zero. With
+  // keep_slope, (y, z, slope): σ'(y) where the kernel keeps it for backward
+  // (a dense machine), else None.
   template <class S>
-  py::tuple forward(const py::array &y0, const py::object &z0, const py::object &w,
-                    bool kernels) const {
+  py::tuple forward(const py::array &y0, const py::object &z0, const py::object &w, bool kernels,
+                    bool keep_slope = false) const {
     require_precision<S>(kernels);
     bool axis = false;
     const Index n = batch_size(y0, d.space, "y0", 0, &axis);
@@ -258,6 +260,8 @@ struct MachineModel {
         Array<S> b = z0.is_none() ? Array<S>(batch_shape(n, d.space, axis)) : as_array<S>(z0, "z0");
         if (z0.is_none()) std::fill_n(b.mutable_data(), b.size(), S(0));
         py::array_t<S> y(batch_shape(n, d.space, axis)), z(batch_shape(n, d.space, axis));
+        const bool slope_kept = keep_slope && *p == pm::kernels::Path::dense;
+        py::array_t<S> slope(slope_kept ? batch_shape(n, d.space, axis) : std::vector<Index>{0});
         const Seed<S> &m = seed<S>();
         const pm::kernels::Activation sigma = *pm::kernels::activation_of(m.machine().sigma());
         const std::span<const S> as = view(a), bs = view(b);
@@ -265,12 +269,14 @@ struct MachineModel {
         {
           py::gil_scoped_release unlocked;
           if (*p == pm::kernels::Path::dense)
-            pm::kernels::dense_forward<S>({m.dims(), n}, sigma, wv, as, bs, ys, zs);
+            pm::kernels::dense_forward<S>({m.dims(), n}, sigma, wv, as, bs, ys, zs,
+                                          slope_kept ? view(slope) : std::span<S>());
           else
             pm::kernels::sequence_forward<S>(
                 pm::kernels::detail::sequence_plan<S>(d.seed.value(), n), sigma, wv, as, bs, ys,
                 zs);
         }
+        if (keep_slope) return py::make_tuple(y, z, slope_kept ? py::object(slope) : py::none());
         return py::make_tuple(y, z);
       }
     }
@@ -283,8 +289,10 @@ struct MachineModel {
       py::gil_scoped_release unlocked;
       x = pm::forward(machine<S>(), wv, a, b);
     }
-    return py::make_tuple(batch_to_numpy(std::move(x.y), d.space, axis),
-                          batch_to_numpy(std::move(x.z), d.space, axis));
+    py::array y = batch_to_numpy(std::move(x.y), d.space, axis),
+              z = batch_to_numpy(std::move(x.z), d.space, axis);
+    if (keep_slope) return py::make_tuple(y, z, py::none());
+    return py::make_tuple(y, z);
   }
 
   // (∂/∂y0, ∂/∂z0, ∂/∂w) of a loss with gradients (ybar, zbar) at the state
@@ -295,6 +303,7 @@ struct MachineModel {
                      bool kernels) const {
     require_precision<S>(kernels);
     py::array y, z;
+    py::object slope = py::none(); // σ'(y) from forward(keep_slope=True), if given
     if (state.is_none()) {
       pm::require(!y0.is_none(), who(), ": backward: expected y0, or state=(y, z)");
       const py::tuple yz = forward<S>(py::array(y0), z0, w, kernels);
@@ -302,10 +311,11 @@ struct MachineModel {
       z = yz[1];
     } else {
       const py::tuple yz = state.cast<py::tuple>();
-      pm::require(yz.size() == 2, who(), ": backward: state has ", yz.size(),
-                  " entries, expected (y, z)");
+      pm::require(yz.size() == 2 || yz.size() == 3, who(), ": backward: state has ", yz.size(),
+                  " entries, expected (y, z) or (y, z, slope)");
       y = yz[0];
       z = yz[1];
+      if (yz.size() == 3) slope = yz[2];
     }
     bool axis = false;
     const Index n = batch_size(y, d.space, "y", 0, &axis);
@@ -324,6 +334,9 @@ struct MachineModel {
           return a;
         };
         const Array<S> ya = as_array<S>(y, "y"), za = as_array<S>(z, "z");
+        if (!slope.is_none()) batch_size(py::array(slope), d.space, "slope", n);
+        const Array<S> sa = slope.is_none() ? Array<S>(std::vector<Index>{0})
+                                            : as_array<S>(py::array(slope), "slope");
         const Array<S> gy = zero_or(ybar, "ybar"), gz = zero_or(zbar, "zbar");
         py::array_t<S> gy0(shape), gz0(shape);
         std::vector<S> gw(wv.size());
@@ -334,7 +347,10 @@ struct MachineModel {
           py::gil_scoped_release unlocked;
           if (*p == pm::kernels::Path::dense) {
             const pm::kernels::DenseMachineShape s{m.dims(), n};
-            pm::kernels::dense_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
+            if (slope.is_none())
+              pm::kernels::dense_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
+            else
+              pm::kernels::dense_dual<S>(s, wv, view(sa), view(gy), view(gz), gy0s, gz0s);
             pm::kernels::dense_weight_gradient<S>(s, view(za), gy0s, gw);
           } else {
             const pm::kernels::SequencePlan s =

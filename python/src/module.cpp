@@ -166,14 +166,17 @@ States have shape (n, *space_shape); w has parameter_shape.)")
       .def(
           "forward",
           [](const MachineModel &k, const py::object &y0, const py::object &z0, const py::object &w,
-             const std::string &p, bool kernels) {
+             const std::string &p, bool kernels, bool keep_slope) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return k.forward<decltype(s)>(array_arg(y0), z0, w, kernels);
+              return k.forward<decltype(s)>(array_arg(y0), z0, w, kernels, keep_slope);
             });
           },
           py::arg("y0"), py::arg("z0") = py::none(), py::arg("w") = py::none(), py::kw_only(),
           py::arg("precision") = "double", py::arg("kernels") = false,
-          (std::string("(y, z), the solution of the machine equation; z0=None is zero. ") +
+          py::arg("keep_slope") = false,
+          (std::string("(y, z), the solution of the machine equation; z0=None is zero. "
+                       "keep_slope=True gives (y, z, slope): sigma'(y) where the kernel keeps it "
+                       "for backward (a dense machine with kernels=True), else None. ") +
            precision_doc)
               .c_str())
       .def(
@@ -191,7 +194,8 @@ States have shape (n, *space_shape); w has parameter_shape.)")
           py::arg("kernels") = false,
           (std::string("(grad_y0, grad_z0, grad_w) for the cotangents ybar of y and zbar of z "
                        "(None is zero); grad_w is summed over the batch and cleaned. "
-                       "state=(y, z) from forward at the same w skips recomputing it. ") +
+                       "state=(y, z) from forward at the same w skips recomputing it; "
+                       "state=(y, z, slope) from forward(keep_slope=True) also skips sigma'. ") +
            precision_doc)
               .c_str())
       .def("save", &save_machine, py::arg("path"),

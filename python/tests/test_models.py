@@ -139,6 +139,29 @@ def test_kernels_agree_with_the_reference_exactly(rng, make):
         assert all(np.array_equal(a, b) for a, b in zip(g, gref))
 
 
+def test_the_kept_slope_gives_the_bits_of_the_recomputed_one(rng):
+    """forward(keep_slope=True) keeps sigma'(y) of a dense machine for backward."""
+    m = pmach.DenseMachine([3, 4, 2], "tanh")
+    m.init_weights(seed=3)
+    y0, z0 = rng.standard_normal((5, 9)), rng.standard_normal((5, 9))
+    ybar, zbar = rng.standard_normal((5, 9)), rng.standard_normal((5, 9))
+    for precision in ("float", "double"):
+        y, z, slope = m.forward(y0, z0, precision=precision, kernels=True, keep_slope=True)
+        assert slope.shape == y.shape and np.allclose(slope, 1 - np.tanh(y.astype(float)) ** 2,
+                                                      rtol=0, atol=1e-6)
+        kept = m.backward(ybar=ybar, zbar=zbar, precision=precision, state=(y, z, slope),
+                          kernels=True)
+        again = m.backward(ybar=ybar, zbar=zbar, precision=precision, state=(y, z), kernels=True)
+        assert all(np.array_equal(a, b) for a, b in zip(kept, again))
+        assert np.any(kept[0] != 0)
+    assert m.forward(y0, z0, keep_slope=True)[2] is None  # the reference keeps none
+    conv = pmach.ConvMachine([1, 2], "tanh", 6, [(1, 2)])
+    conv.init_weights(seed=1)
+    assert conv.forward(np.zeros((1,) + conv.space_shape), kernels=True, keep_slope=True)[2] is None
+    with pytest.raises(pmach.Error, match="slope"):
+        m.backward(ybar=ybar, precision="double", state=(y, z, slope[:4]), kernels=True)
+
+
 def test_load_examples_and_save_round_trip(tmp_path, rng):
     for name in ("dense.json", "conv1d.json", "avgpool.json", "graph.json"):
         layer = pmach.load(str(DATA / name))
