@@ -153,17 +153,21 @@ template <class T> Machine<T> machine(const Args &a) {
   const Index batch = std::stoul(a.get("batch", "1"));
   const Activation s = Activation::tanh;
   if (a.command == "dense") {
-    // The forward keeps σ'(y) for the dual, as a training step does.
+    // The forward keeps σ'(y) for the dual where the shape gains by it, as
+    // training and pmach.torch do (kernels::forward with a slope).
     const DenseMachineShape d{dims, batch};
-    auto slope = std::make_shared<std::vector<T>>(d.state_size());
+    auto slope = std::make_shared<std::vector<T>>(d.keeps_slope() ? d.state_size() : 0);
     return {d.state_size(),
             d.weight_size(),
             2 * batch * d.valid_weights(),
             [=](auto &w, auto &y0, auto &z0, auto &y, auto &z) {
               dense_forward<T>(d, s, w, y0, z0, y, z, *slope);
             },
-            [=](auto &w, auto &, auto &gy, auto &gz, auto &yb, auto &zb) {
-              dense_dual<T>(d, w, *slope, gy, gz, yb, zb);
+            [=](auto &w, auto &y, auto &gy, auto &gz, auto &yb, auto &zb) {
+              if (slope->empty())
+                dense_dual<T>(d, s, w, y, gy, gz, yb, zb);
+              else
+                dense_dual<T>(d, w, *slope, gy, gz, yb, zb);
             },
             [=](auto &z, auto &yb, auto &dw) { dense_weight_gradient<T>(d, z, yb, dw); }};
   }

@@ -260,16 +260,17 @@ struct MachineModel {
         Array<S> b = z0.is_none() ? Array<S>(batch_shape(n, d.space, axis)) : as_array<S>(z0, "z0");
         if (z0.is_none()) std::fill_n(b.mutable_data(), b.size(), S(0));
         py::array_t<S> y(batch_shape(n, d.space, axis)), z(batch_shape(n, d.space, axis));
-        const bool slope_kept = keep_slope && *p == pm::kernels::Path::dense;
-        py::array_t<S> slope(slope_kept ? batch_shape(n, d.space, axis) : std::vector<Index>{0});
         const Seed<S> &m = seed<S>();
+        const pm::kernels::DenseMachineShape dense{m.dims(), n};
+        const bool slope_kept = keep_slope && *p == pm::kernels::Path::dense && dense.keeps_slope();
+        py::array_t<S> slope(slope_kept ? batch_shape(n, d.space, axis) : std::vector<Index>{0});
         const pm::kernels::Activation sigma = *pm::kernels::activation_of(m.machine().sigma());
         const std::span<const S> as = view(a), bs = view(b);
         const std::span<S> ys = view(y), zs = view(z);
         {
           py::gil_scoped_release unlocked;
           if (*p == pm::kernels::Path::dense)
-            pm::kernels::dense_forward<S>({m.dims(), n}, sigma, wv, as, bs, ys, zs,
+            pm::kernels::dense_forward<S>(dense, sigma, wv, as, bs, ys, zs,
                                           slope_kept ? view(slope) : std::span<S>());
           else
             pm::kernels::sequence_forward<S>(

@@ -37,6 +37,13 @@ struct DenseMachineShape {
     return n;
   }
   Index state_size() const { return channels() * batch; }
+  // Whether a forward should keep σ'(y) for the dual (dense_forward with
+  // `slope`): the dual then evaluates no σ, but the forward stores one state
+  // more, a net loss once a piece's states outgrow the cache. Measured
+  // (docs/performance.md, "The dual from the forward's slope"): a gain at 160
+  // channels × 32 samples a piece, a loss at 1024 × 128; the bound, 2¹⁶
+  // values a piece, lies between the two.
+  bool keeps_slope() const { return channels() * std::min(batch, batch_piece) <= (Index(1) << 16); }
   Index weight_size() const { return channels() * channels(); }
   // The weights that can be non-zero, Σ_i dims[i] · (channels of blocks < i):
   // each pass (forward, dual, gradient) costs 2 · batch · valid_weights()

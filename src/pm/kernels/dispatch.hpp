@@ -48,8 +48,9 @@ template <class T> SequencePlan sequence_plan(const SeedDescription &d, Index ba
 } // namespace detail
 
 // Solves y = y₀ + L_W̃ z, z = z₀ + σ(y), like SeedMachine::forward. With
-// `slope`, a dense machine also keeps σ'(y) there for backward, which then
-// evaluates no σ (the same bits: dense_forward with a slope).
+// `slope`, a dense machine whose shape keeps_slope() also keeps σ'(y) there
+// for backward, which then evaluates no σ (the same bits: dense_forward with
+// a slope); otherwise *slope is left empty.
 template <class T>
 MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Batch<T> &y0,
                         const Batch<T> &z0, std::vector<T> *slope = nullptr) {
@@ -60,11 +61,12 @@ MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Bat
       require(a.cols == b.cols, "forward: z0 has ", b.cols, " columns, expected ", a.cols);
       MachineState<T> x{Batch<T>(a.rows, a.cols), Batch<T>(a.rows, a.cols)};
       const Activation sigma = *activation_of(m.machine().sigma());
-      if (p == Path::dense && slope) {
+      const DenseMachineShape dense{m.dims(), a.cols};
+      if (p == Path::dense && slope && dense.keeps_slope()) {
         slope->resize(a.data.size());
-        dense_forward<T>({m.dims(), a.cols}, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
+        dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
       } else if (p == Path::dense)
-        dense_forward<T>({m.dims(), a.cols}, sigma, w, a.data, b.data, x.y.data, x.z.data);
+        dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data);
       else
         sequence_forward<T>(detail::sequence_plan<T>(m.description(), a.cols), sigma, w, a.data,
                             b.data, x.y.data, x.z.data);
