@@ -1,5 +1,5 @@
 // Differential law of the direct path of the convolution machine kernels
-// (src/pm/kernels/direct_conv.hpp): on 1-D, 2-D and 3-D grids the direct
+// (src/pm/kernels/direct_conv.hpp, direct_gradient.hpp): on 1-D, 2-D and 3-D grids the direct
 // forward sweep, dual sweep and weight gradient, in float and double, agree
 // with the reference graded span machine in long double within the bound of
 // docs/tolerances.md ("Kernels"), as the product path does (KERNEL-CONV,

@@ -1,4 +1,4 @@
-// The direct path of the convolution kernels (src/pm/kernels/direct_conv.hpp):
+// The direct path of the convolution kernels (src/pm/kernels/direct_conv.hpp, direct_gradient.hpp):
 // the same bits for 1, 2 and 4 threads and for buffers at other alignments
 // (KERNEL-THREADS), which shapes take it, and that the sequence kernels hand
 // those shapes to it. Agreement with the reference is KERNEL-DIRECT

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "pm/kernels/dense_machine.hpp"
-#include "pm/kernels/direct_conv.hpp"
+#include "pm/kernels/direct_gradient.hpp"
 #include "pm/kernels/gapped_layout.hpp"
 #include "pm/kernels/sequence_plan.hpp"
 
