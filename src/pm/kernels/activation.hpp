@@ -216,33 +216,36 @@ struct BlockShape {
   Index rows, cols, stride;
 };
 
+namespace detail {
+
+// f(Op{}) for the pointwise op of σ = a: one switch for every pass below.
+template <class F> void with_op(Activation a, F &&f) {
+  switch (a) {
+  case Activation::identity:
+    return f(IdentityOp{});
+  case Activation::tanh:
+    return f(TanhOp{});
+  case Activation::sigmoid:
+    return f(SigmoidOp{});
+  }
+}
+
+} // namespace detail
+
 // z = z0 + σ(y) on a block.
 template <class T>
 void add_activation(Activation a, const BlockShape &s, T *z, const T *z0, const T *y) {
-  switch (a) {
-  case Activation::identity:
-    return detail::add_value<detail::IdentityOp>(s.rows, s.cols, s.stride, z, z0, y);
-  case Activation::tanh:
-    return detail::add_value<detail::TanhOp>(s.rows, s.cols, s.stride, z, z0, y);
-  case Activation::sigmoid:
-    return detail::add_value<detail::SigmoidOp>(s.rows, s.cols, s.stride, z, z0, y);
-  }
+  detail::with_op(
+      a, [&](auto op) { detail::add_value<decltype(op)>(s.rows, s.cols, s.stride, z, z0, y); });
 }
 
 // z = z0 + σ(y) and slope = σ'(y) on a block, from one evaluation of σ: the
 // slope a dual sweep reads instead of recomputing σ' (add_slope_product).
 template <class T>
 void add_activation(Activation a, const BlockShape &s, T *z, T *slope, const T *z0, const T *y) {
-  switch (a) {
-  case Activation::identity:
-    return detail::add_value_and_slope<detail::IdentityOp>(s.rows, s.cols, s.stride, z, slope, z0,
-                                                           y);
-  case Activation::tanh:
-    return detail::add_value_and_slope<detail::TanhOp>(s.rows, s.cols, s.stride, z, slope, z0, y);
-  case Activation::sigmoid:
-    return detail::add_value_and_slope<detail::SigmoidOp>(s.rows, s.cols, s.stride, z, slope, z0,
-                                                          y);
-  }
+  detail::with_op(a, [&](auto op) {
+    detail::add_value_and_slope<decltype(op)>(s.rows, s.cols, s.stride, z, slope, z0, y);
+  });
 }
 
 // ybar = ybar0 + slope ⊙ zbar on a block, at the slope σ'(y) a forward sweep
@@ -258,16 +261,9 @@ void add_slope_product(const BlockShape &s, T *ybar, const T *ybar0, const T *sl
 template <class T>
 void add_activation_derivative(Activation a, const BlockShape &s, T *ybar, const T *ybar0,
                                const T *y, const T *zbar) {
-  switch (a) {
-  case Activation::identity:
-    return detail::add_derivative<detail::IdentityOp>(s.rows, s.cols, s.stride, ybar, ybar0, y,
-                                                      zbar);
-  case Activation::tanh:
-    return detail::add_derivative<detail::TanhOp>(s.rows, s.cols, s.stride, ybar, ybar0, y, zbar);
-  case Activation::sigmoid:
-    return detail::add_derivative<detail::SigmoidOp>(s.rows, s.cols, s.stride, ybar, ybar0, y,
-                                                     zbar);
-  }
+  detail::with_op(a, [&](auto op) {
+    detail::add_derivative<decltype(op)>(s.rows, s.cols, s.stride, ybar, ybar0, y, zbar);
+  });
 }
 
 } // namespace pm::kernels

@@ -61,13 +61,14 @@ MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Bat
       require(a.cols == b.cols, "forward: z0 has ", b.cols, " columns, expected ", a.cols);
       MachineState<T> x{Batch<T>(a.rows, a.cols), Batch<T>(a.rows, a.cols)};
       const Activation sigma = *activation_of(m.machine().sigma());
-      const DenseMachineShape dense{m.dims(), a.cols};
-      if (p == Path::dense && slope && dense.keeps_slope()) {
-        slope->resize(a.data.size());
-        dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
-      } else if (p == Path::dense)
-        dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data);
-      else
+      if (p == Path::dense) {
+        const DenseMachineShape dense{m.dims(), a.cols};
+        if (slope && dense.keeps_slope()) {
+          slope->resize(a.data.size());
+          dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
+        } else
+          dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data);
+      } else
         sequence_forward<T>(detail::sequence_plan<T>(m.description(), a.cols), sigma, w, a.data,
                             b.data, x.y.data, x.z.data);
       return x;
