@@ -41,15 +41,25 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
         MatrixView<T> Y(yw, n, L * nb, stride), Z(zw, n, L * nb, stride);
         for (Index t0 = 0; t0 < L; t0 += p.timeblock) {
           const Index t1 = std::min(L, t0 + p.timeblock);
+          // A tap that always crosses time blocks reads only earlier, final
+          // time blocks: one product into every level's rows, ahead of the
+          // levels (n rather than d rows fill the micro-kernel's panels).
+          for (Index k = 0; k < p.taps.size(); ++k) {
+            if (!p.taps[k].all_channels) continue;
+            const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
+            p.for_each_run(p.taps[k], 1, t0, t1, [&](Index a, Index b) {
+              multiply_add(Y.middleCols(a * nb, (b - a) * nb), m,
+                           Z.middleCols(Index(long(a) + p.taps[k].shift) * nb, (b - a) * nb));
+            });
+          }
           Index o = 0;
           for (Index d : p.dims) {
             for (Index k = 0; k < p.taps.size(); ++k) {
-              const Index cols = p.taps[k].all_channels ? n : o;
-              if (cols == 0 || d == 0) continue;
+              if (p.taps[k].all_channels || o == 0 || d == 0) continue;
               const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
               p.for_each_run(p.taps[k], 1, t0, t1, [&](Index a, Index b) {
-                multiply_add(Y.block(o, a * nb, d, (b - a) * nb), m.block(o, 0, d, cols),
-                             Z.block(0, Index(long(a) + p.taps[k].shift) * nb, cols, (b - a) * nb));
+                multiply_add(Y.block(o, a * nb, d, (b - a) * nb), m.block(o, 0, d, o),
+                             Z.block(0, Index(long(a) + p.taps[k].shift) * nb, o, (b - a) * nb));
               });
             }
             const Index at = t0 * nb * n + o;
@@ -92,19 +102,28 @@ void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w
         const Index blocks = (L + p.timeblock - 1) / p.timeblock;
         for (Index tb = blocks; tb-- > 0;) {
           const Index t0 = tb * p.timeblock, t1 = std::min(L, t0 + p.timeblock);
+          // z̄ at t' ∈ [t0, t1) gets ȳ at t' − shift, for t' − shift in range;
+          // a tap that always crosses time blocks reads only later, final
+          // time blocks: one product into every level's rows, ahead of the
+          // levels (as in the forward).
+          for (Index k = 0; k < p.taps.size(); ++k) {
+            if (!p.taps[k].all_channels) continue;
+            const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
+            p.for_each_run(p.taps[k], -1, t0, t1, [&](Index a, Index b) {
+              multiply_add(ZB.middleCols(a * nb, (b - a) * nb), m.transpose(),
+                           YB.middleCols(Index(long(a) - p.taps[k].shift) * nb, (b - a) * nb));
+            });
+          }
           Index end = n;
           for (auto it = p.dims.rbegin(); it != p.dims.rend(); ++it) {
             const Index d = *it, o = end - d;
             for (Index k = 0; k < p.taps.size(); ++k) {
-              // z̄ at t' ∈ [t0, t1) gets ȳ at t' − shift, for t' − shift in range.
-              const long back = -p.taps[k].shift;
-              const Index first = p.taps[k].all_channels ? 0 : end;
-              if (first == n || d == 0) continue;
+              if (p.taps[k].all_channels || end == n || d == 0) continue;
               const ConstMatrixView<T> m(w.data() + k * n * n, n, n, stride);
               p.for_each_run(p.taps[k], -1, t0, t1, [&](Index a, Index b) {
-                multiply_add(ZB.block(o, a * nb, d, (b - a) * nb),
-                             m.block(first, o, n - first, d).transpose(),
-                             YB.block(first, Index(long(a) + back) * nb, n - first, (b - a) * nb));
+                multiply_add(
+                    ZB.block(o, a * nb, d, (b - a) * nb), m.block(end, o, n - end, d).transpose(),
+                    YB.block(end, Index(long(a) - p.taps[k].shift) * nb, n - end, (b - a) * nb));
               });
             }
             const Index at = t0 * nb * n + o;
