@@ -20,8 +20,8 @@
 namespace pm::kernels {
 
 // Whether a forward should keep σ'(y) for the dual (sequence_forward with
-// `slope`): the dual then evaluates no σ, but the forward stores and copies
-// out one state more. Only the product path keeps it (the direct path,
+// `slope`): the dual then evaluates no σ (and copies no y), but the forward
+// stores one state more. Only the product path keeps it (the direct path,
 // direct_conv.hpp, recomputes σ'), and, as for the dense machine
 // (DenseMachineShape::keeps_slope), only while a piece's states are small.
 // Measured (docs/performance.md, "The sequence machines' product path"): a
