@@ -11,6 +11,8 @@
 //   pm_bench_machine isa   (the vector instructions the kernels were compiled for)
 // common options: [--dtype float32|float64] [--threads T] [--io DIR] [--budget SECONDS]
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
+//                 [--slope auto|kept|recomputed] (whether the forward keeps σ'(y) for
+//                 the dual: auto follows keeps_slope, as kernels::forward does)
 //
 // With --io, inputs are read from DIR/{w,y0,z0,gy,gz}.bin (raw little-endian
 // arrays in the layout of the kernels) and outputs written to
@@ -148,15 +150,23 @@ template <class T> struct Machine {
   std::function<void(const std::vector<T> &, const std::vector<T> &, std::vector<T> &)> gradient;
 };
 
+// Whether the forward keeps σ'(y): by default where the shape gains by it
+// (`keeps`), as training and pmach.torch do (kernels::forward with a slope).
+bool slope_kept(const Args &a, bool keeps) {
+  const std::string v = a.get("slope", "auto");
+  pm::require(v == "auto" || v == "kept" || v == "recomputed", "pm_bench_machine: --slope ", v,
+              ", expected auto, kept or recomputed");
+  return v == "auto" ? keeps : v == "kept";
+}
+
 template <class T> Machine<T> machine(const Args &a) {
   const std::vector<Index> dims = parse_dims(a.get("dims", ""));
   const Index batch = std::stoul(a.get("batch", "1"));
   const Activation s = Activation::tanh;
   if (a.command == "dense") {
-    // The forward keeps σ'(y) for the dual where the shape gains by it, as
-    // training and pmach.torch do (kernels::forward with a slope).
     const DenseMachineShape d{dims, batch};
-    auto slope = std::make_shared<std::vector<T>>(d.keeps_slope() ? d.state_size() : 0);
+    auto slope =
+        std::make_shared<std::vector<T>>(slope_kept(a, d.keeps_slope()) ? d.state_size() : 0);
     return {d.state_size(),
             d.weight_size(),
             2 * batch * d.valid_weights(),
@@ -185,14 +195,18 @@ template <class T> Machine<T> machine(const Args &a) {
     p = plan(RecurMachineShape{dims, length, batch, std::stoul(a.get("max-lag", "0")),
                                std::stoul(a.get("timeblock", "1"))});
   }
+  auto slope = std::make_shared<std::vector<T>>(slope_kept(a, keeps_slope(p)) ? p.state_size() : 0);
   return {p.state_size(),
           p.weight_size(),
           2 * p.valid_terms(),
           [=](auto &w, auto &y0, auto &z0, auto &y, auto &z) {
-            sequence_forward<T>(p, s, w, y0, z0, y, z);
+            sequence_forward<T>(p, s, w, y0, z0, y, z, *slope);
           },
           [=](auto &w, auto &y, auto &gy, auto &gz, auto &yb, auto &zb) {
-            sequence_dual<T>(p, s, w, y, gy, gz, yb, zb);
+            if (slope->empty())
+              sequence_dual<T>(p, s, w, y, gy, gz, yb, zb);
+            else
+              sequence_dual<T>(p, w, *slope, gy, gz, yb, zb);
           },
           [=](auto &z, auto &yb, auto &dw) { sequence_weight_gradient<T>(p, z, yb, dw); }};
 }

@@ -52,7 +52,7 @@ class _MachineFunction(torch.autograd.Function):
         b = None if z0 is None else _array(z0, "z0", who, weight.dtype)
         y, z, slope = model.forward(a, b, w, precision=precision, kernels=True, keep_slope=True)
         ctx.model, ctx.who, ctx.precision, ctx.has_z0 = model, who, precision, z0 is not None
-        ctx.slope = slope  # sigma'(y) for the dual sweep (dense machines), else None
+        ctx.slope = slope  # sigma'(y) for the dual sweep where the kernel keeps it, else None
         y, z = torch.from_numpy(y), torch.from_numpy(z)
         # Saved as tensors, so that autograd refuses a backward after they
         # were modified in place.

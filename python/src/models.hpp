@@ -244,7 +244,9 @@ struct MachineModel {
 
   // (y, z) solving y = y0 + L_w̃ z, z = z0 + σ(y); z0 = None is zero. With
   // keep_slope, (y, z, slope): σ'(y) where the kernel keeps it for backward
-  // (a dense machine), else None.
+  // (keeps_slope of a dense machine or a sequence plan), else None. A
+  // sequence machine's slope is in the kernel's own order (each piece of
+  // samples time-major), for backward only.
   template <class S>
   py::tuple forward(const py::array &y0, const py::object &z0, const py::object &w, bool kernels,
                     bool keep_slope = false) const {
@@ -261,21 +263,24 @@ struct MachineModel {
         if (z0.is_none()) std::fill_n(b.mutable_data(), b.size(), S(0));
         py::array_t<S> y(batch_shape(n, d.space, axis)), z(batch_shape(n, d.space, axis));
         const Seed<S> &m = seed<S>();
+        const bool is_dense = *p == pm::kernels::Path::dense;
         const pm::kernels::DenseMachineShape dense{m.dims(), n};
-        const bool slope_kept = keep_slope && *p == pm::kernels::Path::dense && dense.keeps_slope();
+        const pm::kernels::SequencePlan plan =
+            is_dense ? pm::kernels::SequencePlan{}
+                     : pm::kernels::detail::sequence_plan<S>(d.seed.value(), n);
+        const bool slope_kept =
+            keep_slope && (is_dense ? dense.keeps_slope() : pm::kernels::keeps_slope(plan));
         py::array_t<S> slope(slope_kept ? batch_shape(n, d.space, axis) : std::vector<Index>{0});
         const pm::kernels::Activation sigma = *pm::kernels::activation_of(m.machine().sigma());
         const std::span<const S> as = view(a), bs = view(b);
         const std::span<S> ys = view(y), zs = view(z);
         {
           py::gil_scoped_release unlocked;
-          if (*p == pm::kernels::Path::dense)
-            pm::kernels::dense_forward<S>(dense, sigma, wv, as, bs, ys, zs,
-                                          slope_kept ? view(slope) : std::span<S>());
+          const std::span<S> ss = slope_kept ? view(slope) : std::span<S>();
+          if (is_dense)
+            pm::kernels::dense_forward<S>(dense, sigma, wv, as, bs, ys, zs, ss);
           else
-            pm::kernels::sequence_forward<S>(
-                pm::kernels::detail::sequence_plan<S>(d.seed.value(), n), sigma, wv, as, bs, ys,
-                zs);
+            pm::kernels::sequence_forward<S>(plan, sigma, wv, as, bs, ys, zs, ss);
         }
         if (keep_slope) return py::make_tuple(y, z, slope_kept ? py::object(slope) : py::none());
         return py::make_tuple(y, z);
@@ -356,7 +361,10 @@ struct MachineModel {
           } else {
             const pm::kernels::SequencePlan s =
                 pm::kernels::detail::sequence_plan<S>(d.seed.value(), n);
-            pm::kernels::sequence_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
+            if (slope.is_none())
+              pm::kernels::sequence_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
+            else
+              pm::kernels::sequence_dual<S>(s, wv, view(sa), view(gy), view(gz), gy0s, gz0s);
             pm::kernels::sequence_weight_gradient<S>(s, view(za), gy0s, gw);
           }
         }

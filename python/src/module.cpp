@@ -176,8 +176,10 @@ States have shape (n, *space_shape); w has parameter_shape.)")
           py::arg("keep_slope") = false,
           (std::string("(y, z), the solution of the machine equation; z0=None is zero. "
                        "keep_slope=True gives (y, z, slope): sigma'(y) where the kernel keeps it "
-                       "for backward (a dense machine with kernels=True whose pieces of samples "
-                       "are small enough to gain by it), else None. ") +
+                       "for backward (a dense, convolution or recurrent machine with kernels=True "
+                       "whose pieces of samples are small enough to gain by it; a convolution's "
+                       "or recurrent machine's slope is in the kernel's own order, for backward "
+                       "only), else None. ") +
            precision_doc)
               .c_str())
       .def(

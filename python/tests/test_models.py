@@ -155,11 +155,32 @@ def test_the_kept_slope_gives_the_bits_of_the_recomputed_one(rng):
         assert all(np.array_equal(a, b) for a, b in zip(kept, again))
         assert np.any(kept[0] != 0)
     assert m.forward(y0, z0, keep_slope=True)[2] is None  # the reference keeps none
-    conv = pmach.ConvMachine([1, 2], "tanh", 6, [(1, 2)])
-    conv.init_weights(seed=1)
-    assert conv.forward(np.zeros((1,) + conv.space_shape), kernels=True, keep_slope=True)[2] is None
     with pytest.raises(pmach.Error, match="slope"):
         m.backward(ybar=ybar, precision="double", state=(y, z, slope[:4]), kernels=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: pmach.ConvMachine([1, 2], "tanh", 6, [(1, 2)]),
+    lambda: pmach.ConvMachine([1, 1, 2], "sigmoid", (3, 4), [(1, 0), (0, 1)]),
+    lambda: pmach.RecurMachine([2, 3], "tanh", 7, 2, 3),
+])
+def test_a_sequence_machines_kept_slope_gives_the_bits_of_the_recomputed_one(make, rng):
+    """The convolution and recurrent kernels keep sigma'(y) too (in their own order)."""
+    m = make()
+    m.init_weights(seed=2)
+    shape = (5,) + m.space_shape
+    y0, z0, ybar, zbar = (rng.standard_normal(shape) for _ in range(4))
+    for precision in ("float", "double"):
+        y, z, slope = m.forward(y0, z0, precision=precision, kernels=True, keep_slope=True)
+        assert slope is not None and slope.shape == y.shape
+        kept = m.backward(ybar=ybar, zbar=zbar, precision=precision, state=(y, z, slope),
+                          kernels=True)
+        again = m.backward(ybar=ybar, zbar=zbar, precision=precision, state=(y, z), kernels=True)
+        assert all(np.array_equal(a, b) for a, b in zip(kept, again))
+        assert np.any(kept[0] != 0)
+        ones = m.backward(ybar=ybar, zbar=zbar, precision=precision,
+                          state=(y, z, np.ones_like(slope)), kernels=True)
+        assert not np.array_equal(ones[0], kept[0])  # the slope is read, not recomputed
 
 
 def test_load_examples_and_save_round_trip(tmp_path, rng):

@@ -24,6 +24,13 @@
 
 namespace pm::kernels {
 
+// The most values of a piece of samples' states for which a forward keeps
+// σ'(y) for the dual (DenseMachineShape::keeps_slope, and keeps_slope of a
+// sequence plan): beyond it the extra state costs the forward more than the
+// dual saves. Measured in docs/performance.md ("The dual from the forward's
+// slope", "The sequence machines' product path").
+inline constexpr Index kept_slope_values = Index(1) << 16;
+
 struct DenseMachineShape {
   std::vector<Index> dims; // channel blocks, in grade order; a block may be empty
   Index batch = 0;
@@ -43,7 +50,9 @@ struct DenseMachineShape {
   // (docs/performance.md, "The dual from the forward's slope"): a gain at 160
   // channels × 32 samples a piece, a loss at 1024 × 128; the bound, 2¹⁶
   // values a piece, lies between the two.
-  bool keeps_slope() const { return channels() * std::min(batch, batch_piece) <= (Index(1) << 16); }
+  bool keeps_slope() const {
+    return channels() * std::min(batch, batch_piece) <= kept_slope_values;
+  }
   Index weight_size() const { return channels() * channels(); }
   // The weights that can be non-zero, Σ_i dims[i] · (channels of blocks < i):
   // each pass (forward, dual, gradient) costs 2 · batch · valid_weights()

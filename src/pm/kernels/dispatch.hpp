@@ -48,9 +48,10 @@ template <class T> SequencePlan sequence_plan(const SeedDescription &d, Index ba
 } // namespace detail
 
 // Solves y = y₀ + L_W̃ z, z = z₀ + σ(y), like SeedMachine::forward. With
-// `slope`, a dense machine whose shape keeps_slope() also keeps σ'(y) there
-// for backward, which then evaluates no σ (the same bits: dense_forward with
-// a slope); otherwise *slope is left empty.
+// `slope`, a machine whose kernel keeps_slope() (DenseMachineShape, or the
+// sequence plan) also keeps σ'(y) there for backward, which then evaluates
+// no σ (the same bits: dense_forward and sequence_forward with a slope);
+// otherwise *slope is left empty.
 template <class T>
 MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Batch<T> &y0,
                         const Batch<T> &z0, std::vector<T> *slope = nullptr) {
@@ -61,6 +62,7 @@ MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Bat
       require(a.cols == b.cols, "forward: z0 has ", b.cols, " columns, expected ", a.cols);
       MachineState<T> x{Batch<T>(a.rows, a.cols), Batch<T>(a.rows, a.cols)};
       const Activation sigma = *activation_of(m.machine().sigma());
+      if (slope) slope->clear();
       if (p == Path::dense) {
         const DenseMachineShape dense{m.dims(), a.cols};
         if (slope && dense.keeps_slope()) {
@@ -68,9 +70,14 @@ MachineState<T> forward(const SeedMachine<T> &m, const Function<T> &w, const Bat
           dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
         } else
           dense_forward<T>(dense, sigma, w, a.data, b.data, x.y.data, x.z.data);
-      } else
-        sequence_forward<T>(detail::sequence_plan<T>(m.description(), a.cols), sigma, w, a.data,
-                            b.data, x.y.data, x.z.data);
+      } else {
+        const SequencePlan s = detail::sequence_plan<T>(m.description(), a.cols);
+        if (slope && keeps_slope(s)) {
+          slope->resize(a.data.size());
+          sequence_forward<T>(s, sigma, w, a.data, b.data, x.y.data, x.z.data, *slope);
+        } else
+          sequence_forward<T>(s, sigma, w, a.data, b.data, x.y.data, x.z.data);
+      }
       return x;
     }
   }
@@ -98,7 +105,10 @@ Gradients<T> backward(const SeedMachine<T> &m, const Function<T> &w, const Machi
         dense_weight_gradient<T>(s, x.z.data, g.y0.data, g.w);
       } else {
         const SequencePlan s = detail::sequence_plan<T>(m.description(), cols);
-        sequence_dual<T>(s, sigma, w, x.y.data, gy.data, gz.data, g.y0.data, g.z0.data);
+        if (slope && !slope->empty())
+          sequence_dual<T>(s, w, *slope, gy.data, gz.data, g.y0.data, g.z0.data);
+        else
+          sequence_dual<T>(s, sigma, w, x.y.data, gy.data, gz.data, g.y0.data, g.z0.data);
         sequence_weight_gradient<T>(s, x.z.data, g.y0.data, g.w);
       }
       return g;
