@@ -62,12 +62,13 @@ inline std::vector<TapGroup> tap_groups(const SequencePlan &p, const GappedLayou
   return groups;
 }
 
-// One product of the gradient: rows (tap of `group`, channel < inputs),
-// output channels [co, co + outputs), z read from `z` at stride `inputs`.
+// One product of the gradient: rows (tap of `group`, channel of the block
+// [ci, ci + inputs)), output channels [co, n), z's block read from `z` at
+// stride `stride`.
 template <class T> struct GradientProduct {
   const TapGroup *group;
   const T *z;
-  Index inputs, co, outputs;
+  Index stride, ci, inputs, co;
 };
 
 } // namespace detail
@@ -90,48 +91,30 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
   const detail::GappedLayout g(p);
   const std::vector<detail::TapGroup> groups = detail::tap_groups(p, g);
   const Index cols = nb * g.sample, span = cols + 2 * g.margin;
-  // ȳ and z (all channels) in the gapped layout, or the inputs themselves.
+  // ȳ in the gapped layout and z block by block (block [o, o + d) at stride
+  // d), or the inputs themselves: a plain layout has no shift, so every group
+  // is one tap and reads z at stride n.
   const bool plain = g.plain();
-  const T *yb = ybar.data(), *zf = z.data();
+  const T *yb = ybar.data(), *zb = z.data();
   if (!plain) {
     T *ybg = detail::scratch<T>(0, span * n), *zg = detail::scratch<T>(1, span * n);
     g.copy(ybar.data(), n, n, nb, ybg, work);
-    g.copy(z.data(), n, n, nb, zg, work);
+    for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++])
+      if (p.dims[i] > 0) g.copy(z.data() + o, n, p.dims[i], nb, zg + span * o, work);
     yb = ybg + g.margin * n;
-    zf = zg;
+    zb = zg;
   }
-  // The products: per group of all-channel taps one for every output
-  // channel; per level and group of cleaned taps one for the level's
-  // channels, reading z[0, o) at stride o (a copy, unless the group has a
-  // single tap, which reads z at stride n).
+  // The products: per group of taps and input block, one for the outputs
+  // that can be non-zero: every channel for a tap that always crosses time
+  // blocks, the channels after the block for a cleaned one.
   std::vector<detail::GradientProduct<T>> products;
-  Index prefix_size = 0;
-  for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++])
-    if (p.dims[i] > 0 && o > 0) prefix_size += span * o;
-  T *prefixes = detail::scratch<T>(2, prefix_size);
   for (const auto &group : groups)
-    if (group.all_channels) products.push_back({&group, zf, n, 0, n});
-  Index at = 0;
-  for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++]) {
-    const Index d = p.dims[i];
-    if (d == 0 || o == 0) continue;
-    T *copy = nullptr;
-    for (const auto &group : groups) {
-      if (group.all_channels) continue;
-      if (group.taps.size() == 1) {
-        products.push_back({&group, zf, o, o, d});
-        continue;
-      }
-      if (!copy) {
-        copy = prefixes + at;
-        at += span * o;
-        g.copy(z.data(), n, o, nb, copy, work);
-      }
-      products.push_back({&group, copy, o, o, d});
+    for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++]) {
+      const Index d = p.dims[i], co = group.all_channels ? 0 : o + d;
+      if (d > 0 && co < n)
+        products.push_back({&group, plain ? zb + o : zb + span * o, plain ? n : d, o, d, co});
     }
-  }
-  // Products whose z is read at stride n start at channel 0 of zf; tasks are
-  // (product, piece of rows).
+  // Tasks are (product, piece of rows).
   std::vector<std::pair<Index, Index>> tasks;
   for (Index q = 0; q < products.size(); ++q)
     for (Index r0 = 0; r0 < products[q].group->taps.size() * products[q].inputs;
@@ -155,21 +138,35 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
       [&](Index task, Index) {
         const auto [q, r0] = tasks[task];
         const detail::GradientProduct<T> &pr = products[q];
-        const Index c = pr.inputs, stride = pr.z == zf ? n : c;
+        const Index c = pr.inputs, outputs = n - pr.co;
         const Index rows = std::min(gradient_rows, pr.group->taps.size() * c - r0);
-        // The transposed result (outputs × rows): a column of it is a run of
+        // Row r of the view: channel pr.ci + r % c of z at column + first + r / c
+        // (a block read at stride n > c belongs to a single tap).
+        const T *base = pr.z + (long(g.margin) + pr.group->first) * long(pr.stride);
+        const ConstMatrixView<T> A(base + r0, rows, cols, Eigen::OuterStride<>(pr.stride));
+        const auto Y = YB.middleRows(pr.co, outputs);
+        // The operand order whose rows fill more of the micro-kernel: the
+        // result's rows are either the view's (taps × channels) or the
+        // outputs; a tie keeps the outputs, whose result columns are runs of
         // a row of dW.
-        MatrixView<T> Rt(detail::scratch<T>(3, rows * pr.outputs), pr.outputs, rows,
-                         Eigen::OuterStride<>(pr.outputs));
-        Rt.setZero();
-        // Row r of the view: channel r % c of z at column + first + r / c (a
-        // group read at stride n > c has a single tap).
-        const T *base = pr.z + (long(g.margin) + pr.group->first) * long(stride);
-        const ConstMatrixView<T> A(base + r0, rows, cols, Eigen::OuterStride<>(stride));
-        multiply_add(Rt, YB.middleRows(pr.co, pr.outputs), A.transpose());
-        for (Index r = 0; r < rows; ++r) {
-          const Index j = (r0 + r) / c, ci = (r0 + r) % c, k = pr.group->taps[j];
-          std::copy_n(&Rt(0, r), pr.outputs, dw.data() + (k * n + ci) * n + pr.co);
+        T *out = detail::scratch<T>(3, rows * outputs);
+        if (row_fill<T>(rows) > row_fill<T>(outputs)) {
+          MatrixView<T> R(out, rows, outputs, Eigen::OuterStride<>(rows));
+          R.setZero();
+          multiply_add(R, A, Y.transpose());
+          for (Index r = 0; r < rows; ++r) {
+            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.group->taps[j];
+            T *row = dw.data() + (k * n + ci) * n + pr.co;
+            for (Index x = 0; x < outputs; ++x) row[x] = R(r, x);
+          }
+        } else {
+          MatrixView<T> Rt(out, outputs, rows, Eigen::OuterStride<>(outputs));
+          Rt.setZero();
+          multiply_add(Rt, Y, A.transpose());
+          for (Index r = 0; r < rows; ++r) {
+            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.group->taps[j];
+            std::copy_n(&Rt(0, r), outputs, dw.data() + (k * n + ci) * n + pr.co);
+          }
         }
       },
       work);
