@@ -62,13 +62,14 @@ inline std::vector<TapGroup> tap_groups(const SequencePlan &p, const GappedLayou
   return groups;
 }
 
-// One product of the gradient: rows (tap of `group`, channel of the block
-// [ci, ci + inputs)), output channels [co, n), z's block read from `z` at
-// stride `stride`.
+// One product of the gradient: rows (tap j of `taps`, channel of the block
+// [ci, ci + inputs)), outputs [co, n), over `cols` columns; row (j, c) of
+// column x is z[x · stride + j · inputs + c] and output o of it is
+// ybar[x · n + o].
 template <class T> struct GradientProduct {
-  const TapGroup *group;
-  const T *z;
-  Index stride, ci, inputs, co;
+  std::vector<Index> taps;
+  const T *z, *ybar;
+  Index stride, ci, inputs, co, cols;
 };
 
 } // namespace detail
@@ -91,12 +92,29 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
   const detail::GappedLayout g(p);
   const std::vector<detail::TapGroup> groups = detail::tap_groups(p, g);
   const Index cols = nb * g.sample, span = cols + 2 * g.margin;
+  // A group of taps is one product per input block in the gapped layout,
+  // whose columns include the gaps and the positions where a tap reads
+  // outside the sequence (zeros), or, on a line, one product per tap and
+  // block over the time-major columns (t, b) where the tap reads inside it,
+  // which are consecutive: exact, but narrower. The time-major products are
+  // taken when the gapped ones would compute a fifth more terms.
+  const bool plain = g.plain();
+  std::vector<bool> exact(groups.size(), false);
+  bool gapped = false, timemajor = false;
+  for (Index q = 0; q < groups.size(); ++q) {
+    Index valid = 0;
+    for (Index k : groups[q].taps) {
+      const auto [t0, t1] = SequencePlan::positions(p.taps[k].shift, p.length, 0, p.length);
+      valid += t1 - t0;
+    }
+    exact[q] = !plain && p.width == 0 && 5 * valid < 4 * groups[q].taps.size() * g.sample;
+    (exact[q] ? timemajor : gapped) = true;
+  }
   // ȳ in the gapped layout and z block by block (block [o, o + d) at stride
   // d), or the inputs themselves: a plain layout has no shift, so every group
   // is one tap and reads z at stride n.
-  const bool plain = g.plain();
-  const T *yb = ybar.data(), *zb = z.data();
-  if (!plain) {
+  const T *yb = ybar.data(), *zb = z.data(), *yt = nullptr, *zt = nullptr;
+  if (!plain && gapped) {
     T *ybg = detail::scratch<T>(0, span * n), *zg = detail::scratch<T>(1, span * n);
     g.copy(ybar.data(), n, n, nb, ybg, work);
     for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++])
@@ -104,21 +122,51 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
     yb = ybg + g.margin * n;
     zb = zg;
   }
-  // The products: per group of taps and input block, one for the outputs
-  // that can be non-zero: every channel for a tap that always crosses time
-  // blocks, the channels after the block for a cleaned one.
+  if (timemajor) {
+    T *both = detail::scratch<T>(2, 2 * p.state_size());
+    for_each_piece(
+        nb, 1,
+        [&](Index b, Index) {
+          detail::to_time_major(ybar.data(), both, n, p.length, 0, nb, b);
+          detail::to_time_major(z.data(), both + p.state_size(), n, p.length, 0, nb, b);
+        },
+        work);
+    yt = both;
+    zt = both + p.state_size();
+  }
+  // The products: per group of taps (or tap) and input block, one for the
+  // outputs that can be non-zero: every channel for a tap that always crosses
+  // time blocks, the channels after the block for a cleaned one.
   std::vector<detail::GradientProduct<T>> products;
-  for (const auto &group : groups)
+  for (Index q = 0; q < groups.size(); ++q)
     for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++]) {
+      const auto &group = groups[q];
       const Index d = p.dims[i], co = group.all_channels ? 0 : o + d;
-      if (d > 0 && co < n)
-        products.push_back({&group, plain ? zb + o : zb + span * o, plain ? n : d, o, d, co});
+      if (d == 0 || co >= n) continue;
+      if (!exact[q]) {
+        const Index stride = plain ? n : d;
+        const T *base =
+            (plain ? zb + o : zb + span * o) + (long(g.margin) + group.first) * long(stride);
+        products.push_back({group.taps, base, yb, stride, o, d, co, cols});
+        continue;
+      }
+      for (Index k : group.taps) {
+        const long shift = p.taps[k].shift;
+        const auto [t0, t1] = SequencePlan::positions(shift, p.length, 0, p.length);
+        products.push_back({{k},
+                            zt + (long(t0) + shift) * long(nb * n) + long(o),
+                            yt + t0 * nb * n,
+                            n,
+                            o,
+                            d,
+                            co,
+                            (t1 - t0) * nb});
+      }
     }
   // Tasks are (product, piece of rows).
   std::vector<std::pair<Index, Index>> tasks;
   for (Index q = 0; q < products.size(); ++q)
-    for (Index r0 = 0; r0 < products[q].group->taps.size() * products[q].inputs;
-         r0 += gradient_rows)
+    for (Index r0 = 0; r0 < products[q].taps.size() * products[q].inputs; r0 += gradient_rows)
       tasks.push_back({q, r0});
   // The weights that cleaning zeroes: row (k, ci) of dW of a cleaned tap
   // is zero for the outputs up to the end of ci's own block.
@@ -132,19 +180,17 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
           if (!p.taps[r / n].all_channels) std::fill_n(dw.data() + r * n, block_end[r % n], T(0));
       },
       work);
-  const ConstMatrixView<T> YB(yb, n, cols, Eigen::OuterStride<>(n));
   for_each_piece(
       tasks.size(), 1,
       [&](Index task, Index) {
         const auto [q, r0] = tasks[task];
         const detail::GradientProduct<T> &pr = products[q];
         const Index c = pr.inputs, outputs = n - pr.co;
-        const Index rows = std::min(gradient_rows, pr.group->taps.size() * c - r0);
-        // Row r of the view: channel pr.ci + r % c of z at column + first + r / c
-        // (a block read at stride n > c belongs to a single tap).
-        const T *base = pr.z + (long(g.margin) + pr.group->first) * long(pr.stride);
-        const ConstMatrixView<T> A(base + r0, rows, cols, Eigen::OuterStride<>(pr.stride));
-        const auto Y = YB.middleRows(pr.co, outputs);
+        const Index rows = std::min(gradient_rows, pr.taps.size() * c - r0);
+        // Row r of the view: channel pr.ci + r % c of tap r / c (a block read
+        // at stride n > c belongs to a single tap).
+        const ConstMatrixView<T> A(pr.z + r0, rows, pr.cols, Eigen::OuterStride<>(pr.stride));
+        const ConstMatrixView<T> Y(pr.ybar + pr.co, outputs, pr.cols, Eigen::OuterStride<>(n));
         // The operand order whose rows fill more of the micro-kernel: the
         // result's rows are either the view's (taps × channels) or the
         // outputs; a tie keeps the outputs, whose result columns are runs of
@@ -155,7 +201,7 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
           R.setZero();
           multiply_add(R, A, Y.transpose());
           for (Index r = 0; r < rows; ++r) {
-            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.group->taps[j];
+            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.taps[j];
             T *row = dw.data() + (k * n + ci) * n + pr.co;
             for (Index x = 0; x < outputs; ++x) row[x] = R(r, x);
           }
@@ -164,7 +210,7 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
           Rt.setZero();
           multiply_add(Rt, Y, A.transpose());
           for (Index r = 0; r < rows; ++r) {
-            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.group->taps[j];
+            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.taps[j];
             std::copy_n(&Rt(0, r), outputs, dw.data() + (k * n + ci) * n + pr.co);
           }
         }
