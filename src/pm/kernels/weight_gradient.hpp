@@ -8,16 +8,18 @@
 // followed by g_j zero positions, g_j the largest |offset| of a tap along j,
 // and the whole buffer by a zero margin. A tap then reads zeros wherever it
 // leaves the grid, so the shifts of z by consecutive offsets along the last
-// axis are one overlapping view: with z stored at stride c (channels
-// [0, c) of every position), the matrix with rows (tap j, channel ci) and
-// one column per gapped position is z at address (column + j)·c + ci, a
-// plain column-major matrix with column stride c whose rows overlap. For the
-// output channels co of level i and such a group of taps,
-//   ∂W[(j, ci), co] = view(z[0, c)) · ȳ[co]ᵀ
+// axis are one overlapping view: with a block of z (its c channels) stored
+// at stride c, the matrix with rows (tap j, channel ci) and one column per
+// gapped position is the block at address (column + j)·c + ci, a plain
+// column-major matrix with column stride c whose rows overlap. For such a
+// group of taps and an input block,
+//   ∂W[(j, ci), co] = view(block) · ȳ[co]ᵀ
 // is one product over every position and sample of the batch; ȳ is zero at
-// the gaps, so they add exact zeros. c is the channels before level i (or
-// all channels for a tap that always crosses time blocks), so the product
-// covers exactly the weights that can be non-zero.
+// the gaps, so they add exact zeros. The outputs co are the channels after
+// the block (every channel for a tap that always crosses time blocks), so
+// the products cover exactly the weights that can be non-zero. On a line,
+// a group can instead be one product per tap over the time-major columns
+// (t, b) where the tap reads inside the sequence, which holds no zero.
 //
 // The rows of each product are cut into pieces of a fixed size; each piece
 // is one product computed by one thread, whose bits depend on the sizes only:
@@ -163,11 +165,19 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
                             (t1 - t0) * nb});
       }
     }
-  // Tasks are (product, piece of rows).
+  // Tasks are (product, piece of rows), the largest first: the threads take
+  // them in this order, so the last ones to start are the small ones (a
+  // block's products shrink with the outputs after it). Which thread runs a
+  // task does not change its bits.
   std::vector<std::pair<Index, Index>> tasks;
   for (Index q = 0; q < products.size(); ++q)
     for (Index r0 = 0; r0 < products[q].taps.size() * products[q].inputs; r0 += gradient_rows)
       tasks.push_back({q, r0});
+  auto terms = [&](std::pair<Index, Index> t) {
+    const auto &pr = products[t.first];
+    return std::min(gradient_rows, pr.taps.size() * pr.inputs - t.second) * (n - pr.co) * pr.cols;
+  };
+  std::stable_sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return terms(a) > terms(b); });
   // The weights that cleaning zeroes: row (k, ci) of dW of a cleaned tap
   // is zero for the outputs up to the end of ci's own block.
   std::vector<Index> block_end(n);
