@@ -104,4 +104,12 @@ template <class C, class A, class B> void multiply_add(C &&c, const A &a, const 
                                                                           blocking);
 }
 
+// The share of the packed product's micro-kernel rows that a product of m
+// rows fills: the micro-kernel computes mr rows at once (for float, 48 with
+// AVX-512, 24 with AVX2), the last block of a product partly empty.
+template <class T> double row_fill(Eigen::Index m) {
+  constexpr Eigen::Index mr = Eigen::internal::gebp_traits<T, T>::mr;
+  return double(m) / double((m + mr - 1) / mr * mr);
+}
+
 } // namespace pm::kernels

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "pm/kernels/eigen.hpp"
 #include "pm/kernels/partition.hpp"
 #include "pm/kernels/sequence_plan.hpp"
 
@@ -63,9 +64,13 @@ struct GappedLayout {
   }
 
   // Copies channels [0, c) of every position of `batch` (stride n) into
-  // `out` (stride c, margin included), gaps and margins zero.
+  // `out` (stride c, margin included), gaps and margins zero. The lines of a
+  // sample are visited in increasing gapped position, so each position is
+  // written once: the zeros before a line, then the line.
   template <class T>
   void copy(const T *batch, Index n, Index c, Index samples, T *out, double work) const {
+    using Run = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+    using ConstRun = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
     std::fill_n(out, margin * c, T(0));
     std::fill_n(out + (margin + samples * sample) * c, margin * c, T(0));
     const Index line = extents.back(), lines = extents_size() / line, r = extents.size();
@@ -73,17 +78,21 @@ struct GappedLayout {
         samples, 1,
         [&](Index b, Index) {
           T *dst = out + (margin + b * sample) * c;
-          std::fill_n(dst, sample * c, T(0));
+          Index next = 0; // the first gapped position not written yet
           for (Index l = 0; l < lines; ++l) {
             Index at = 0; // the gapped position of the line's first point
             for (Index j = r - 1, rest = l; j-- > 0; rest /= extents[j])
               at += rest % extents[j] * strides[j];
+            std::fill(dst + next * c, dst + at * c, T(0));
             const T *src = batch + (b * lines + l) * line * n;
             if (c == n)
               std::copy_n(src, line * n, dst + at * c);
-            else
-              for (Index x = 0; x < line; ++x) std::copy_n(src + x * n, c, dst + (at + x) * c);
+            else // runs of c values: a packet loop, not a memmove call per position
+              for (Index x = 0; x < line; ++x)
+                Run(dst + (at + x) * c, c) = ConstRun(src + x * n, c);
+            next = at + line;
           }
+          std::fill(dst + next * c, dst + sample * c, T(0));
         },
         work);
   }

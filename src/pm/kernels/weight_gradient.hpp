@@ -8,16 +8,18 @@
 // followed by g_j zero positions, g_j the largest |offset| of a tap along j,
 // and the whole buffer by a zero margin. A tap then reads zeros wherever it
 // leaves the grid, so the shifts of z by consecutive offsets along the last
-// axis are one overlapping view: with z stored at stride c (channels
-// [0, c) of every position), the matrix with rows (tap j, channel ci) and
-// one column per gapped position is z at address (column + j)·c + ci, a
-// plain column-major matrix with column stride c whose rows overlap. For the
-// output channels co of level i and such a group of taps,
-//   ∂W[(j, ci), co] = view(z[0, c)) · ȳ[co]ᵀ
+// axis are one overlapping view: with a block of z (its c channels) stored
+// at stride c, the matrix with rows (tap j, channel ci) and one column per
+// gapped position is the block at address (column + j)·c + ci, a plain
+// column-major matrix with column stride c whose rows overlap. For such a
+// group of taps and an input block,
+//   ∂W[(j, ci), co] = view(block) · ȳ[co]ᵀ
 // is one product over every position and sample of the batch; ȳ is zero at
-// the gaps, so they add exact zeros. c is the channels before level i (or
-// all channels for a tap that always crosses time blocks), so the product
-// covers exactly the weights that can be non-zero.
+// the gaps, so they add exact zeros. The outputs co are the channels after
+// the block (every channel for a tap that always crosses time blocks), so
+// the products cover exactly the weights that can be non-zero. On a line,
+// a group can instead be one product per tap over the time-major columns
+// (t, b) where the tap reads inside the sequence, which holds no zero.
 //
 // The rows of each product are cut into pieces of a fixed size; each piece
 // is one product computed by one thread, whose bits depend on the sizes only:
@@ -62,12 +64,14 @@ inline std::vector<TapGroup> tap_groups(const SequencePlan &p, const GappedLayou
   return groups;
 }
 
-// One product of the gradient: rows (tap of `group`, channel < inputs),
-// output channels [co, co + outputs), z read from `z` at stride `inputs`.
+// One product of the gradient: rows (tap j of `taps`, channel of the block
+// [ci, ci + inputs)), outputs [co, n), over `cols` columns; row (j, c) of
+// column x is z[x · stride + j · inputs + c] and output o of it is
+// ybar[x · n + o].
 template <class T> struct GradientProduct {
-  const TapGroup *group;
-  const T *z;
-  Index inputs, co, outputs;
+  std::vector<Index> taps;
+  const T *z, *ybar;
+  Index stride, ci, inputs, co, cols;
 };
 
 } // namespace detail
@@ -90,53 +94,90 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
   const detail::GappedLayout g(p);
   const std::vector<detail::TapGroup> groups = detail::tap_groups(p, g);
   const Index cols = nb * g.sample, span = cols + 2 * g.margin;
-  // ȳ and z (all channels) in the gapped layout, or the inputs themselves.
+  // A group of taps is one product per input block in the gapped layout,
+  // whose columns include the gaps and the positions where a tap reads
+  // outside the sequence (zeros), or, on a line, one product per tap and
+  // block over the time-major columns (t, b) where the tap reads inside it,
+  // which are consecutive: exact, but narrower. The time-major products are
+  // taken when the gapped ones would compute a fifth more terms.
   const bool plain = g.plain();
-  const T *yb = ybar.data(), *zf = z.data();
-  if (!plain) {
+  std::vector<bool> exact(groups.size(), false);
+  bool gapped = false, timemajor = false;
+  for (Index q = 0; q < groups.size(); ++q) {
+    Index valid = 0;
+    for (Index k : groups[q].taps) {
+      const auto [t0, t1] = SequencePlan::positions(p.taps[k].shift, p.length, 0, p.length);
+      valid += t1 - t0;
+    }
+    exact[q] = !plain && p.width == 0 && 5 * valid < 4 * groups[q].taps.size() * g.sample;
+    (exact[q] ? timemajor : gapped) = true;
+  }
+  // ȳ in the gapped layout and z block by block (block [o, o + d) at stride
+  // d), or the inputs themselves: a plain layout has no shift, so every group
+  // is one tap and reads z at stride n.
+  const T *yb = ybar.data(), *zb = z.data(), *yt = nullptr, *zt = nullptr;
+  if (!plain && gapped) {
     T *ybg = detail::scratch<T>(0, span * n), *zg = detail::scratch<T>(1, span * n);
     g.copy(ybar.data(), n, n, nb, ybg, work);
-    g.copy(z.data(), n, n, nb, zg, work);
+    for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++])
+      if (p.dims[i] > 0) g.copy(z.data() + o, n, p.dims[i], nb, zg + span * o, work);
     yb = ybg + g.margin * n;
-    zf = zg;
+    zb = zg;
   }
-  // The products: per group of all-channel taps one for every output
-  // channel; per level and group of cleaned taps one for the level's
-  // channels, reading z[0, o) at stride o (a copy, unless the group has a
-  // single tap, which reads z at stride n).
+  if (timemajor) {
+    T *both = detail::scratch<T>(2, 2 * p.state_size());
+    for_each_piece(
+        nb, 1,
+        [&](Index b, Index) {
+          detail::to_time_major(ybar.data(), both, n, p.length, 0, nb, b);
+          detail::to_time_major(z.data(), both + p.state_size(), n, p.length, 0, nb, b);
+        },
+        work);
+    yt = both;
+    zt = both + p.state_size();
+  }
+  // The products: per group of taps (or tap) and input block, one for the
+  // outputs that can be non-zero: every channel for a tap that always crosses
+  // time blocks, the channels after the block for a cleaned one.
   std::vector<detail::GradientProduct<T>> products;
-  Index prefix_size = 0;
-  for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++])
-    if (p.dims[i] > 0 && o > 0) prefix_size += span * o;
-  T *prefixes = detail::scratch<T>(2, prefix_size);
-  for (const auto &group : groups)
-    if (group.all_channels) products.push_back({&group, zf, n, 0, n});
-  Index at = 0;
-  for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++]) {
-    const Index d = p.dims[i];
-    if (d == 0 || o == 0) continue;
-    T *copy = nullptr;
-    for (const auto &group : groups) {
-      if (group.all_channels) continue;
-      if (group.taps.size() == 1) {
-        products.push_back({&group, zf, o, o, d});
+  for (Index q = 0; q < groups.size(); ++q)
+    for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++]) {
+      const auto &group = groups[q];
+      const Index d = p.dims[i], co = group.all_channels ? 0 : o + d;
+      if (d == 0 || co >= n) continue;
+      if (!exact[q]) {
+        const Index stride = plain ? n : d;
+        const T *base =
+            (plain ? zb + o : zb + span * o) + (long(g.margin) + group.first) * long(stride);
+        products.push_back({group.taps, base, yb, stride, o, d, co, cols});
         continue;
       }
-      if (!copy) {
-        copy = prefixes + at;
-        at += span * o;
-        g.copy(z.data(), n, o, nb, copy, work);
+      for (Index k : group.taps) {
+        const long shift = p.taps[k].shift;
+        const auto [t0, t1] = SequencePlan::positions(shift, p.length, 0, p.length);
+        products.push_back({{k},
+                            zt + (long(t0) + shift) * long(nb * n) + long(o),
+                            yt + t0 * nb * n,
+                            n,
+                            o,
+                            d,
+                            co,
+                            (t1 - t0) * nb});
       }
-      products.push_back({&group, copy, o, o, d});
     }
-  }
-  // Products whose z is read at stride n start at channel 0 of zf; tasks are
-  // (product, piece of rows).
+  // Tasks are (product, piece of rows), the largest first: the threads take
+  // them in this order, so the last ones to start are the small ones (a
+  // block's products shrink with the outputs after it). Which thread runs a
+  // task does not change its bits.
   std::vector<std::pair<Index, Index>> tasks;
   for (Index q = 0; q < products.size(); ++q)
-    for (Index r0 = 0; r0 < products[q].group->taps.size() * products[q].inputs;
-         r0 += gradient_rows)
+    for (Index r0 = 0; r0 < products[q].taps.size() * products[q].inputs; r0 += gradient_rows)
       tasks.push_back({q, r0});
+  auto terms = [&](std::pair<Index, Index> t) {
+    const auto &pr = products[t.first];
+    return std::min(gradient_rows, pr.taps.size() * pr.inputs - t.second) * (n - pr.co) * pr.cols;
+  };
+  std::stable_sort(tasks.begin(), tasks.end(), [&](auto a, auto b) { return terms(a) > terms(b); });
   // The weights that cleaning zeroes: row (k, ci) of dW of a cleaned tap
   // is zero for the outputs up to the end of ci's own block.
   std::vector<Index> block_end(n);
@@ -149,27 +190,39 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
           if (!p.taps[r / n].all_channels) std::fill_n(dw.data() + r * n, block_end[r % n], T(0));
       },
       work);
-  const ConstMatrixView<T> YB(yb, n, cols, Eigen::OuterStride<>(n));
   for_each_piece(
       tasks.size(), 1,
       [&](Index task, Index) {
         const auto [q, r0] = tasks[task];
         const detail::GradientProduct<T> &pr = products[q];
-        const Index c = pr.inputs, stride = pr.z == zf ? n : c;
-        const Index rows = std::min(gradient_rows, pr.group->taps.size() * c - r0);
-        // The transposed result (outputs × rows): a column of it is a run of
+        const Index c = pr.inputs, outputs = n - pr.co;
+        const Index rows = std::min(gradient_rows, pr.taps.size() * c - r0);
+        // Row r of the view: channel pr.ci + r % c of tap r / c (a block read
+        // at stride n > c belongs to a single tap).
+        const ConstMatrixView<T> A(pr.z + r0, rows, pr.cols, Eigen::OuterStride<>(pr.stride));
+        const ConstMatrixView<T> Y(pr.ybar + pr.co, outputs, pr.cols, Eigen::OuterStride<>(n));
+        // The operand order whose rows fill more of the micro-kernel: the
+        // result's rows are either the view's (taps × channels) or the
+        // outputs; a tie keeps the outputs, whose result columns are runs of
         // a row of dW.
-        MatrixView<T> Rt(detail::scratch<T>(3, rows * pr.outputs), pr.outputs, rows,
-                         Eigen::OuterStride<>(pr.outputs));
-        Rt.setZero();
-        // Row r of the view: channel r % c of z at column + first + r / c (a
-        // group read at stride n > c has a single tap).
-        const T *base = pr.z + (long(g.margin) + pr.group->first) * long(stride);
-        const ConstMatrixView<T> A(base + r0, rows, cols, Eigen::OuterStride<>(stride));
-        multiply_add(Rt, YB.middleRows(pr.co, pr.outputs), A.transpose());
-        for (Index r = 0; r < rows; ++r) {
-          const Index j = (r0 + r) / c, ci = (r0 + r) % c, k = pr.group->taps[j];
-          std::copy_n(&Rt(0, r), pr.outputs, dw.data() + (k * n + ci) * n + pr.co);
+        T *out = detail::scratch<T>(3, rows * outputs);
+        if (row_fill<T>(rows) > row_fill<T>(outputs)) {
+          MatrixView<T> R(out, rows, outputs, Eigen::OuterStride<>(rows));
+          R.setZero();
+          multiply_add(R, A, Y.transpose());
+          for (Index r = 0; r < rows; ++r) {
+            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.taps[j];
+            T *row = dw.data() + (k * n + ci) * n + pr.co;
+            for (Index x = 0; x < outputs; ++x) row[x] = R(r, x);
+          }
+        } else {
+          MatrixView<T> Rt(out, outputs, rows, Eigen::OuterStride<>(outputs));
+          Rt.setZero();
+          multiply_add(Rt, Y, A.transpose());
+          for (Index r = 0; r < rows; ++r) {
+            const Index j = (r0 + r) / c, ci = pr.ci + (r0 + r) % c, k = pr.taps[j];
+            std::copy_n(&Rt(0, r), outputs, dw.data() + (k * n + ci) * n + pr.co);
+          }
         }
       },
       work);
