@@ -244,22 +244,6 @@ template <class T> struct ChannelRows {
       }
     });
   }
-  // Asks for the lines of channels [c0, c1) of `batch` at the piece's
-  // positions [q0, q1) to be brought into the cache (for writing when
-  // `write`), ahead of a copy_range that will need them.
-  void prefetch_range(const T *batch, Index n, Index b0, Index c0, Index c1, Index q0, Index q1,
-                      bool write) const {
-    const Index length = g.extents_size(), line = 64 / sizeof(T);
-    for_each_part(q0, std::min(q1, end), [&](Index, Index t, Index len) {
-      const T *at = batch + (b0 * length + t) * n;
-      for (Index x = 0; x < len; ++x, at += n)
-        for (Index c = c0; c < c1; c += line)
-          if (write)
-            __builtin_prefetch(at + c, 1);
-          else
-            __builtin_prefetch(at + c, 0);
-    });
-  }
   // Zero at the gaps in positions [q0, q1) and past the piece, in n rows at
   // stride ld, `rows` pointing at position q0 of the first.
   void clear_gaps(T *rows, Index ld, Index n, Index q0, Index q1) const {
@@ -400,10 +384,6 @@ void direct_forward(const SequencePlan &p, Activation sigma, std::span<const T> 
           if (d == 0) return;
           cr.copy_range(true, y0.data(), nullptr, n, b0, o, o + d, q0, q1, nullptr, yl, ld);
           cr.copy_range(true, z0.data(), nullptr, n, b0, o, o + d, q0, q1, nullptr, zl, cr.stride);
-          cr.prefetch_range(y0.data(), n, b0, o, o + d, q1, q1 + step, false);
-          cr.prefetch_range(z0.data(), n, b0, o, o + d, q1, q1 + step, false);
-          cr.prefetch_range(y.data(), n, b0, o, o + d, q1, q1 + step, true);
-          cr.prefetch_range(z.data(), n, b0, o, o + d, q1, q1 + step, true);
           if (o > 0)
             detail::direct_level<T>(yl, ld, d, zq, cr.stride, o, g.shifts, w.data() + o, n * n, n,
                                     1, q1 - q0);
@@ -451,11 +431,6 @@ void direct_dual(const SequencePlan &p, Activation sigma, std::span<const T> w,
           cr.copy_range(true, ybar0.data(), nullptr, n, b0, o, end, q0, q1, nullptr, ybl,
                         cr.stride);
           cr.copy_range(true, zbar0.data(), nullptr, n, b0, o, end, q0, q1, nullptr, zl, ld);
-          cr.prefetch_range(y.data(), n, b0, o, end, q1, q1 + step, false);
-          cr.prefetch_range(ybar0.data(), n, b0, o, end, q1, q1 + step, false);
-          cr.prefetch_range(zbar0.data(), n, b0, o, end, q1, q1 + step, false);
-          cr.prefetch_range(ybar.data(), n, b0, o, end, q1, q1 + step, true);
-          cr.prefetch_range(zbar.data(), n, b0, o, end, q1, q1 + step, true);
           if (end < n)
             detail::direct_level<T>(zl, ld, d, ybq + end * cr.stride, cr.stride, n - end, back,
                                     w.data() + o * n + end, n * n, 1, n, q1 - q0);
