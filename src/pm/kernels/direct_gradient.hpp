@@ -62,58 +62,151 @@ void gradient_tile_upto(Index a, Index b, Args &&...args) {
 
 } // namespace detail
 
-// The weight gradient on the direct path (sequence_weight_gradient's
-// contract): for level i and each input channel ci of the earlier levels,
-// ∂W(k, ci, co) = Σ_q z[ci][q + shift_k] · ȳ[co][q] over every gapped
-// position q of the batch (ȳ is zero at the gaps). Tasks are (level, block
-// of input channels); each sums over the whole batch.
+namespace detail {
+
+// A window of gapped positions [from, from + count) of channels [c0, c1) of
+// the batch (stride n, `samples` samples) in channel-major rows: channel c
+// at (c - c0) · ld, position q at q - from, zero at the gaps and outside the
+// batch. Each line is transposed with all its channels at once, so a
+// position's channels are read once. ld leaves a packet of slack past
+// `count`: the packet a line's last partial block writes past its end is
+// cleared right after, and the next line (at a later position) is written
+// over it.
 template <class T>
-void direct_weight_gradient(const SequencePlan &p, std::span<const T> z, std::span<const T> ybar,
-                            std::span<T> dw) {
-  using Tile = detail::GradientTile<T>;
-  using P = typename detail::DirectTile<T>::Packet;
-  constexpr Index lanes = detail::DirectTile<T>::lanes, block = 8;
+void load_window(const GappedLayout &g, const T *batch, Index n, Index samples, Index c0, Index c1,
+                 long from, Index count, T *rows, Index ld) {
+  constexpr Index lanes = DirectTile<T>::lanes;
+  const Index line = g.extents.back(), lines = g.extents_size() / line, r = g.extents.size();
+  const long to = from + long(count);
+  for (Index c = c0; c < c1; ++c) std::fill_n(rows + (c - c0) * ld, count, T(0));
+  const long first = std::max(0L, from) / long(g.sample),
+             last = std::min(long(samples), to / long(g.sample) + 1);
+  for (long b = first; b < last; ++b)
+    for (Index l = 0; l < lines; ++l) {
+      long at = b * long(g.sample); // the gapped position of the line's first point
+      for (Index j = r - 1, rest = l; j-- > 0; rest /= g.extents[j])
+        at += long(rest % g.extents[j] * g.strides[j]);
+      const long x0 = std::max(at, from), x1 = std::min(at + long(line), to);
+      if (x0 >= x1) continue;
+      const Index len = x1 - x0, spill = (lanes - len % lanes) % lanes;
+      T *out = rows + (x0 - from);
+      transpose(batch + ((b * lines + l) * line + (x0 - at)) * n + c0, n, out, ld, c1 - c0, len,
+                false, true);
+      for (Index c = c0; c < c1; ++c) std::fill_n(out + (c - c0) * ld + len, spill, T(0));
+    }
+}
+
+// Gapped positions of a chunk of the weight gradient: the windows of z
+// (chunk plus the largest shift either side) and of ȳ stay within about
+// gradient_cache bytes, the size of a second-level cache (measured:
+// docs/performance.md, "The direct path of the grid machines"), and a chunk
+// is at least one visit of a tile.
+constexpr Index gradient_cache = Index(1) << 19;
+
+template <class T> Index gradient_chunk(Index zc, Index yc, Index halo) {
+  constexpr Index step = GradientTile<T>::chunk;
+  const Index room = gradient_cache / sizeof(T), fixed = 2 * halo * zc;
+  const Index fit = room > fixed ? (room - fixed) / std::max<Index>(1, zc + yc) : 0;
+  return std::max(step, fit / step * step);
+}
+
+// direct_weight_gradient with chunks of `chunk` gapped positions (a whole
+// number of packets; 0: gradient_chunk's).
+template <class T>
+void direct_weight_gradient_by(const SequencePlan &p, std::span<const T> z, std::span<const T> ybar,
+                               std::span<T> dw, Index chunk) {
+  using Tile = GradientTile<T>;
+  using P = typename DirectTile<T>::Packet;
+  constexpr Index lanes = DirectTile<T>::lanes, block = 8;
   const Index n = p.n, K = p.taps.size();
   const double work = p.flops();
-  const detail::GappedLayout g(p);
-  const detail::ChannelRows<T> cr(g, p.batch, lanes);
-  T *zg = detail::scratch<T>(0, cr.size(n)), *ybg = detail::scratch<T>(1, cr.size(n));
-  cr.load(z.data(), n, 0, zg, work);
-  cr.load(ybar.data(), n, 0, ybg, work);
+  const GappedLayout g(p);
   std::fill(dw.begin(), dw.end(), T(0));
   struct Task {
     Index o, d, c0, c1;
   };
   std::vector<Task> tasks;
+  Index zc = 0, yc0 = n; // z is read in channels [0, zc), ȳ in [yc0, n)
   for (Index o = 0, i = 0; i < p.dims.size(); o += p.dims[i++])
-    for (Index c0 = 0; c0 < o && p.dims[i] > 0; c0 += block)
+    for (Index c0 = 0; c0 < o && p.dims[i] > 0; c0 += block) {
       tasks.push_back({o, p.dims[i], c0, std::min(o, c0 + block)});
-  for_each_piece(
-      tasks.size(), 1,
-      [&](Index t, Index) {
-        const auto [o, d, c0, c1] = tasks[t];
-        const Index rows = (c1 - c0) * K; // (input channel, tap), tap fastest
-        T *part = detail::scratch<T>(2, rows * d * lanes);
-        std::fill_n(part, rows * d * lanes, T(0));
-        for (Index q0 = 0; q0 < cr.end; q0 += Tile::chunk) {
-          const Index q1 = std::min(cr.end, q0 + Tile::chunk);
-          // The rows of ȳ of a tile and the window of z of an input channel
-          // stay in the first-level cache while every tap reads them.
-          for (Index ci = c0; ci < c1; ++ci)
-            for (Index co = 0; co < d; co += Tile::outputs)
-              for (Index k = 0; k < K; k += Tile::taps)
-                detail::gradient_tile_upto<T, Tile::taps, Tile::outputs>(
-                    std::min<Index>(Tile::taps, K - k), std::min<Index>(Tile::outputs, d - co),
-                    part + (((ci - c0) * K + k) * d + co) * lanes, d, zg + ci * cr.stride + cr.lead,
-                    g.shifts.data() + k, ybg + (o + co) * cr.stride + cr.lead, cr.stride, q0, q1);
-        }
-        for (Index ci = c0; ci < c1; ++ci)
-          for (Index k = 0; k < K; ++k)
-            for (Index co = 0; co < d; ++co)
-              dw[(k * n + ci) * n + o + co] = Eigen::internal::predux(
-                  Eigen::internal::ploadu<P>(part + (((ci - c0) * K + k) * d + co) * lanes));
-      },
-      work);
+      zc = std::max(zc, o);
+      yc0 = std::min(yc0, o);
+    }
+  if (tasks.empty()) return;
+  // The lane-wise partial sums of every task, kept from chunk to chunk:
+  // task t's (input channel, tap, output channel) at part + at[t].
+  std::vector<Index> at(tasks.size() + 1, 0);
+  for (Index t = 0; t < tasks.size(); ++t)
+    at[t + 1] = at[t] + (tasks[t].c1 - tasks[t].c0) * K * tasks[t].d * lanes;
+  T *part = scratch<T>(2, at.back());
+  std::fill_n(part, at.back(), T(0));
+  const Index halo = g.margin, yc = n - yc0,
+              end = pieces(p.batch * g.sample, lanes) * lanes; // positions summed
+  if (chunk == 0) chunk = gradient_chunk<T>(zc, yc, halo);
+  const Index ld = pieces(chunk + 2 * halo + lanes, lanes) * lanes;
+  T *zw = scratch<T>(0, zc * ld), *yw = scratch<T>(1, yc * ld);
+  for (Index q0 = 0; q0 < end; q0 += chunk) {
+    const Index count = std::min(chunk, end - q0);
+    // z of [q0 - halo, q0 + count + halo): what the last chunk's window held
+    // past its chunk is moved to the front, the rest copied.
+    const Index kept = q0 == 0 ? 0 : 2 * halo;
+    for_each_piece(
+        2, 1,
+        [&](Index s, Index) {
+          if (s == 1)
+            return load_window(g, ybar.data(), n, p.batch, yc0, n, long(q0), count, yw, ld);
+          for (Index c = 0; c < zc && kept > 0; ++c)
+            std::copy_n(zw + c * ld + chunk, kept, zw + c * ld);
+          load_window(g, z.data(), n, p.batch, 0, zc, long(q0) - long(halo) + long(kept),
+                      count + 2 * halo - kept, zw + kept, ld);
+        },
+        work);
+    for_each_piece(
+        tasks.size(), 1,
+        [&](Index t, Index) {
+          const auto [o, d, c0, c1] = tasks[t];
+          T *pt = part + at[t];
+          for (Index u0 = 0; u0 < count; u0 += Tile::chunk) {
+            const Index u1 = std::min(count, u0 + Tile::chunk);
+            // The rows of ȳ of a tile and the window of z of an input channel
+            // stay in the first-level cache while every tap reads them.
+            for (Index ci = c0; ci < c1; ++ci)
+              for (Index co = 0; co < d; co += Tile::outputs)
+                for (Index k = 0; k < K; k += Tile::taps)
+                  gradient_tile_upto<T, Tile::taps, Tile::outputs>(
+                      std::min<Index>(Tile::taps, K - k), std::min<Index>(Tile::outputs, d - co),
+                      pt + (((ci - c0) * K + k) * d + co) * lanes, d, zw + ci * ld + halo,
+                      g.shifts.data() + k, yw + (o - yc0 + co) * ld, ld, u0, u1);
+          }
+        },
+        work);
+  }
+  for (Index t = 0; t < tasks.size(); ++t) {
+    const auto [o, d, c0, c1] = tasks[t];
+    for (Index ci = c0; ci < c1; ++ci)
+      for (Index k = 0; k < K; ++k)
+        for (Index co = 0; co < d; ++co)
+          dw[(k * n + ci) * n + o + co] = Eigen::internal::predux(
+              Eigen::internal::ploadu<P>(part + at[t] + (((ci - c0) * K + k) * d + co) * lanes));
+  }
+}
+
+} // namespace detail
+
+// The weight gradient on the direct path (sequence_weight_gradient's
+// contract): for level i and each input channel ci of the earlier levels,
+// ∂W(k, ci, co) = Σ_q z[ci][q + shift_k] · ȳ[co][q] over every gapped
+// position q of the batch (ȳ is zero at the gaps). The batch is swept by
+// chunks of gapped positions whose z (with a halo of the largest shift) and
+// ȳ are copied channel-major into windows that stay in the second-level
+// cache; every task (level, block of input channels) sums over a chunk
+// before the next chunk is copied, into partial sums kept across chunks, so
+// the order of every sum is the position order whatever the chunk.
+template <class T>
+void direct_weight_gradient(const SequencePlan &p, std::span<const T> z, std::span<const T> ybar,
+                            std::span<T> dw) {
+  detail::direct_weight_gradient_by<T>(p, z, ybar, dw, 0);
 }
 
 } // namespace pm::kernels
