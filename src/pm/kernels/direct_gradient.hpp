@@ -108,9 +108,9 @@ void load_window(const GappedLayout &g, const T *batch, Index n, Index samples, 
 
 // Gapped positions of a chunk of the weight gradient: the windows of z
 // (chunk plus the largest shift either side) and of ȳ stay within about
-// gradient_cache bytes, the size of a second-level cache (measured:
-// docs/performance.md, "The direct path of the grid machines"), and a chunk
-// is at least one visit of a tile.
+// gradient_cache bytes, a second-level cache of 512 KB (a size chosen, not
+// tuned; the bits do not depend on it), and a chunk is at least one visit
+// of a tile.
 constexpr Index gradient_cache = Index(1) << 19;
 
 template <class T> Index gradient_chunk(Index zc, Index yc, Index halo) {
@@ -162,7 +162,7 @@ void direct_weight_gradient_by(const SequencePlan &p, std::span<const T> z, std:
   const Index groups =
       work >= parallel_work ? std::min<Index>(tasks.size(), omp_get_max_threads()) : 1;
   // The windows start on a packet boundary, so that every load of ȳ
-  // is aligned (measured: 1.2–1.3× faster than at the scratch
+  // is aligned (measured: 1.1–1.2× faster than at the scratch
   // buffers' own alignment).
   auto aligned = [](T *at) {
     const auto u = reinterpret_cast<std::uintptr_t>(at), a = std::uintptr_t(lanes * sizeof(T));
