@@ -120,7 +120,7 @@ class ModelReport:
     None); ``passed`` is True when every leaf was checked and passed (a
     type given in ignore= counts as checked); ``failed`` and ``unchecked``
     list the rows that failed and were not checked; ``str(report)`` is the
-    table, ``repr(report)`` its summary and failing rows; ``duration`` the
+    table with the failing checks' tables, ``repr(report)`` its summary and failing rows; ``duration`` the
     seconds the audit took.
     """
 
@@ -162,7 +162,7 @@ class ModelReport:
         out = [line("module", "type", "input", "status", "detail")]
         out += [line(r["module"], r["type"], str(r["input"]), r["status"], r["detail"]) for r in self.rows]
         for r in self.failed:
-            out += ["", f"{r['module']} ({r['type']}):", str(r["report"]).rstrip()]
+            out += ["", f"{r['module']} ({r['type']}):", r["report"].failing_text().rstrip()]
         out.append(self.summary())
         return "\n".join(out)
 

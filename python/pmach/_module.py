@@ -108,14 +108,26 @@ def call(module, dtype, weight=None, bias=None):
     if bias is not None:
         state["bias"] = bias
 
-    try:
-        from torch.func import functional_call
-    except ImportError:  # torch < 2.0
-        from torch.nn.utils.stateless import functional_call
+    functional_call = _functional_call()
 
     def f(x):
         return functional_call(module, state, (x.to(dtype),))
     return f
+
+
+_FUNCTIONAL_CALL = []
+
+
+def _functional_call():
+    """torch.func.functional_call, or torch.nn.utils.stateless's before
+    torch 2.0 (Debian 12 has 1.13); looked up once, not on every probe."""
+    if not _FUNCTIONAL_CALL:
+        try:
+            from torch.func import functional_call
+        except ImportError:
+            from torch.nn.utils.stateless import functional_call
+        _FUNCTIONAL_CALL.append(functional_call)
+    return _FUNCTIONAL_CALL[0]
 
 
 def linear_forward(module, dtype, layout, bias_shape):
@@ -142,9 +154,13 @@ def bias_forward(module, dtype, layout, source_shape, seed):
     w0 = torch.tensor(rng.integers(-2, 3, size=layout.weight_shape), dtype=dtype)
     x0 = layout.x(torch.zeros((1,) + tuple(source_shape), dtype=dtype))
 
+    base = []  # f(w0, 0, 0), the same on every call: computed once
+
     def forward(b, s):
         b = b.to(dtype)
-        d = call(module, dtype, w0, b)(x0) - call(module, dtype, w0, torch.zeros_like(b))(x0)
+        if not base:
+            base.append(call(module, dtype, w0, torch.zeros_like(b))(x0).detach())
+        d = call(module, dtype, w0, b)(x0) - base[0]
         return s.reshape((-1,) + (1,) * (d.dim() - 1)).to(dtype) * layout.y(d)
     forward.__qualname__ = module_name(module) + " bias"
     return forward

@@ -115,7 +115,14 @@ class Report:
         return ", ".join(f"{counts[s]} {s}" for s in _STATUSES) + f" in {self.duration:.2f} s"
 
     def __str__(self):
-        return "\n".join(str(p) for p in self._parts)
+        return self._text(self._parts)
+
+    def _text(self, parts):
+        return "\n".join(str(p) for p in parts)
+
+    def failing_text(self):
+        """The tables of the parts that did not pass (str(report) has them all)."""
+        return self._text([p for p in self._parts if not p.passed])
 
     def __repr__(self):
         lines = [f"<pmach.Report {'passed' if self.passed else 'FAILED'}: {self.summary()}"]
