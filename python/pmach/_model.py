@@ -14,6 +14,7 @@ A specification function takes the module and the shape of one input sample
 the pmach.layers constructors, in pmach's channels-last layout, for which
 the module's arrays are permuted (pmach/_module.py).
 """
+import sys
 import time
 
 from . import _module, _pmach, layers
@@ -218,7 +219,22 @@ def _module_row(name, module, shape, ignore, cases, seed, dtype):
     return dict(row, status="passed" if report.passed else "failed", detail=report.summary(), report=report)
 
 
-def check_model(model, example_input, *, cases=20, seed=1, dtype="float64", ignore=()):
+def _progress(enabled):
+    """A line on stderr naming the module being checked, rewritten in place
+    (a terminal's; progress=None enables it when stderr is one)."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    width = [0]
+
+    def show(text):
+        if enabled:
+            sys.stderr.write("\r" + text.ljust(width[0]) if text else "\r" + " " * width[0] + "\r")
+            sys.stderr.flush()
+            width[0] = max(width[0], len(text))
+    return show
+
+
+def check_model(model, example_input, *, cases=20, seed=1, dtype="float64", ignore=(), progress=None):
     """Audits a PyTorch model: each leaf module against the layer its type
     and hyperparameters specify, at the input shape it sees on
     example_input (a batch), by pmach.check. Known types: Conv1d/2d/3d
@@ -227,8 +243,10 @@ def check_model(model, example_input, *, cases=20, seed=1, dtype="float64", igno
     pmach.register adds others. A leaf of another type, or with options no
     constructor covers, is "not checked"; a leaf the example input does not
     reach is "not called"; neither is a pass. ignore= is a tuple of types
-    left out of the audit on purpose (e.g. nonlinearities). Returns a
-    pmach.ModelReport; print it for one row per module.
+    left out of the audit on purpose (e.g. nonlinearities). progress=True
+    shows the module being checked on a line of stderr (None: when stderr
+    is a terminal). Returns a pmach.ModelReport; print it for one row per
+    module.
     """
     import torch
     if not isinstance(model, torch.nn.Module):
@@ -243,5 +261,10 @@ def check_model(model, example_input, *, cases=20, seed=1, dtype="float64", igno
     start = time.perf_counter()
     leaves = _leaves(model)
     shapes = _input_shapes(model, example_input, leaves)
-    rows = [_module_row(name, m, shapes.get(id(m)), ignore, cases, seed, dtype) for name, m in leaves]
+    show = _progress(progress)
+    rows = []
+    for k, (name, m) in enumerate(leaves):
+        show(f"pmach.check_model: {k + 1}/{len(leaves)} {name} ({module_name(m)})")
+        rows.append(_module_row(name, m, shapes.get(id(m)), ignore, cases, seed, dtype))
+    show("")
     return ModelReport(rows, time.perf_counter() - start)

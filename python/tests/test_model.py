@@ -138,3 +138,13 @@ def test_register_adds_a_users_type(tmp_path):
         pmach._model._SPECS.pop(Scale)
     with pytest.raises(TypeError, match="register: expected a module type"):
         pmach.register("Scale", lambda m, s: None)
+
+
+def test_progress_names_each_module_on_one_line_of_stderr(capsys):
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    pmach.check_model(model, torch.zeros(1, 3), cases=5, progress=True)
+    err = capsys.readouterr().err
+    assert "\rpmach.check_model: 1/2 0 (Linear)" in err and "\rpmach.check_model: 2/2 1 (ReLU)" in err
+    assert "\n" not in err and err.endswith("\r")
+    pmach.check_model(model, torch.zeros(1, 3), cases=5, progress=False)
+    assert capsys.readouterr().err == ""
