@@ -4,6 +4,7 @@ parameterless modules are f(x); the specification in PyTorch's layout (a
 model file with "layout": "torch") or in pmach's channels-last one."""
 import json
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -127,3 +128,31 @@ def test_module_parameters_that_do_not_fit_are_refused(tmp_path):
 def test_dtype_is_checked():
     with pytest.raises(pmach.Error, match="dtype: is 'float16', expected float64 or float32"):
         pmach.check(pmach.layers.dense(3, 2), nn.Linear(3, 2, bias=False), layout="channels_last", dtype="float16")
+
+
+def test_float32_runs_the_module_in_float32_and_passes_the_dtype_on(tmp_path, monkeypatch):
+    """The adapter's half of dtype=: the module sees float32 tensors, the C++
+    side gets float64 arrays and the dtype (pmach._pmach._check_layer's last
+    argument), so that it can bound the comparison by float32's precision."""
+    spec = named_layer(tmp_path, layer="dense", **{"in": 3, "out": 2}, layout="torch")
+    seen, passed_on = [], []
+
+    class Recorder(nn.Linear):
+        def forward(self, x):
+            seen.append((x.dtype, self.weight.dtype))
+            return super().forward(x)
+
+    class Stop(Exception):
+        pass
+
+    def check_layer(model, forward, transpose, gradient, cases, seed, *dtype):
+        w, x = np.arange(6.0).reshape(2, 3), np.ones((1, 3))
+        outputs = [forward(w, x), transpose(w, np.ones((1, 2))), gradient(x, np.ones((1, 2)))]
+        passed_on.append((dtype, [(o.dtype, o.shape) for o in outputs], outputs[0].tolist()))
+        raise Stop
+    monkeypatch.setattr(pmach._pmach, "_check_layer", check_layer)
+    with pytest.raises(Stop):
+        pmach.check(spec, Recorder(3, 2, bias=False), dtype="float32")
+    assert set(seen) == {(torch.float32, torch.float32)}
+    assert passed_on == [(("float32",), [(np.float64, (1, 2)), (np.float64, (1, 3)), (np.float64, (2, 3))],
+                          [[3.0, 12.0]])]
