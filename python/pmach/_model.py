@@ -87,7 +87,7 @@ def _linear(module, shape):
 
 
 def _avg_pool(module, shape):
-    if not module.count_include_pad or module.ceil_mode or module.divisor_override is not None:
+    if not module.count_include_pad or module.ceil_mode or getattr(module, "divisor_override", None) is not None:
         raise Unspecified("count_include_pad=False, ceil_mode or divisor_override has no constructor")
     r = len(shape) - 1
 

@@ -148,3 +148,21 @@ def test_progress_names_each_module_on_one_line_of_stderr(capsys):
     assert "\n" not in err and err.endswith("\r")
     pmach.check_model(model, torch.zeros(1, 3), cases=5, progress=False)
     assert capsys.readouterr().err == ""
+
+
+KNOWN = [
+    (nn.Conv1d(2, 4, 3, stride=2, padding=1, dilation=2), (1, 2, 9)),
+    (nn.Conv3d(2, 2, (1, 2, 2), padding=(0, 1, 0)), (1, 2, 2, 3, 3)),
+    (nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1, groups=2), (1, 4, 4)),
+    (nn.ConvTranspose2d(2, 4, (2, 3), stride=(2, 1), dilation=(1, 2)), (1, 2, 3, 3)),
+    (nn.Conv2d(2, 2, 3, padding="same", dilation=2), (1, 2, 5, 5)),
+    (nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False), (1, 4, 4, 4)),
+    (nn.AvgPool1d(3, stride=2, padding=1), (1, 2, 7)),
+    (nn.AvgPool3d(2), (1, 1, 4, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("module, shape", KNOWN, ids=[repr(m) for m, _ in KNOWN])
+def test_each_known_type_passes_at_its_hyperparameters(module, shape):
+    report = pmach.check_model(nn.Sequential(module), torch.zeros(shape), cases=5)
+    assert report.passed, repr(report)
