@@ -1,9 +1,13 @@
-"""pmach.check and pmach.recover: implementations under test, in NumPy or PyTorch.
+"""pmach.check, pmach.assert_check and pmach.recover: implementations under
+test, in NumPy or PyTorch, functions or torch.nn.Modules.
 
 The laws, the span recovery and the span difference are the C++ validator's
 (src/pm/validate/); this module only adapts the callables: PyTorch functions
-get torch.float64 tensors and autograd supplies their adjoints, NumPy
-functions get and return arrays.
+get torch tensors (float64 unless dtype= says otherwise) and autograd
+supplies their adjoints, NumPy functions get and return arrays, modules go
+through pmach/_module.py. Misuse is found before the C++ check starts (a
+signature that does not fit, a function autograd cannot run), so that it is
+an exception and not a failed row.
 """
 import inspect
 import sys
