@@ -308,6 +308,8 @@ def check(model, forward, *, transpose=None, gradient=None, backward=None, cases
             raise TypeError("check: a machine's implementation is forward(w, y0, z0), not a torch.nn.Module")
         if dtype != "float64":
             raise _pmach.Error(f"dtype: is '{dtype}' for a machine, expected float64")
+        if layout != "torch":
+            raise _pmach.Error("check: layout= is for a torch.nn.Module; a machine takes the specification's layout")
         parts = _machine_parts(model, forward, backward, cases, seed, framework)
     else:
         raise _pmach.Error(f"check: model is {type(model).__name__}, expected a pmach.Layer or pmach.Machine")

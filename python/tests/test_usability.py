@@ -74,6 +74,8 @@ def test_a_module_off_the_cpu_is_refused():
         pmach.check(DENSE, nn.Linear(3, 2, bias=False, device="meta"), layout="channels_last")
     with pytest.raises(pmach.Error, match="returned a tensor on meta, expected the CPU"):
         pmach.check(DENSE, lambda w, x: (x @ w).to("meta"))
+    with pytest.raises(pmach.Error, match="check_model: example_input is on meta, expected the CPU"):
+        pmach.check_model(nn.Linear(3, 2), torch.zeros(1, 3, device="meta"))
 
 
 def test_check_model_refuses_what_is_not_a_module():
@@ -81,5 +83,7 @@ def test_check_model_refuses_what_is_not_a_module():
         pmach.check_model(lambda x: x, torch.zeros(1, 3))
     with pytest.raises(TypeError, match="example_input is list, expected a torch.Tensor"):
         pmach.check_model(nn.Linear(3, 2), [[0.0, 0.0, 0.0]])
+    with pytest.raises(pmach.Error, match="layout= is for a torch.nn.Module"):
+        pmach.check(DENSE, lambda w, x: x @ w, layout="channels_last")
     with pytest.raises(TypeError, match="a machine's implementation is forward"):
         pmach.check(pmach.DenseMachine([1, 1], "relu"), nn.Linear(2, 2))
