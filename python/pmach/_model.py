@@ -2,7 +2,8 @@
 hyperparameters say it is.
 
 The model runs once on the example input; forward hooks record the input
-shape of each leaf module (a module without children). A leaf whose type
+shape of each leaf module (a module without children; a module with children
+and parameters of its own gets a row too, not checked). A leaf whose type
 (or a base class of it) has a specification function is checked by
 pmach.check at that shape; any other leaf gets a row that says it was not
 checked, never a pass. The wiring between leaves (the forward of a module
@@ -178,7 +179,12 @@ class ModelReport:
 
 
 def _leaves(model):
-    return [(name or type(model).__name__, m) for name, m in model.named_modules() if not list(m.children())]
+    """The leaf modules, and the modules with children that also hold
+    parameters of their own (whose use in their forward is not a child's)."""
+    def own_parameters(m):
+        return any(True for _ in m.parameters(recurse=False))
+    return [(name or type(model).__name__, m) for name, m in model.named_modules()
+            if not list(m.children()) or own_parameters(m)]
 
 
 def _input_shapes(model, example_input, leaves):
@@ -205,6 +211,8 @@ def _module_row(name, module, shape, ignore, cases, seed, dtype):
         return dict(row, status="not called", detail="the example input does not reach it")
     if isinstance(module, ignore):
         return dict(row, status="ignored", detail="its type is in ignore=")
+    if list(module.children()):
+        return dict(row, status="not checked", detail="parameters of its own beside its child modules")
     known = _spec_fn(module)
     if known is None:
         return dict(row, status="not checked", detail="no specification")

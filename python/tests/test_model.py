@@ -166,3 +166,18 @@ KNOWN = [
 def test_each_known_type_passes_at_its_hyperparameters(module, shape):
     report = pmach.check_model(nn.Sequential(module), torch.zeros(shape), cases=5)
     assert report.passed, repr(report)
+
+
+def test_a_module_with_children_and_parameters_of_its_own_is_not_checked():
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.gate = nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return self.fc(x) * self.gate
+    rows = by_module(pmach.check_model(Gated(), torch.zeros(1, 3), cases=5))
+    assert rows["Gated"]["status"] == "not checked"
+    assert rows["Gated"]["detail"] == "parameters of its own beside its child modules"
+    assert rows["fc"]["status"] == "passed"
