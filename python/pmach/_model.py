@@ -117,8 +117,8 @@ class ModelReport:
     """The audit of a model by pmach.check_model: one row per leaf module.
 
     ``rows`` lists dicts with the keys module (its name in the model), type,
-    input (one sample's shape), status ("passed", "failed", "not checked"
-    or "not called"), detail and report (the module's pmach.Report, or
+    input (one sample's shape), status ("passed", "failed", "not checked",
+    "not called", "not compared" or "ignored"), detail and report (the module's pmach.Report, or
     None); ``passed`` is True when every leaf was checked and passed (a
     type given in ignore= counts as checked); ``failed`` and ``unchecked``
     list the rows that failed and were not checked; ``str(report)`` is the
@@ -138,8 +138,9 @@ class ModelReport:
     @property
     def unchecked(self):
         """The rows of the modules that were not checked (no specification,
-        or not called on the example input)."""
-        return [r for r in self.rows if r["status"] in ("not checked", "not called")]
+        not called on the example input, or checked without a comparison with
+        the specification)."""
+        return [r for r in self.rows if r["status"] in ("not checked", "not called", "not compared")]
 
     @property
     def passed(self):
@@ -224,7 +225,27 @@ def _module_row(name, module, shape, ignore, cases, seed, dtype):
     if spec is None:
         return dict(row, status="not checked", detail="its specification function gave None")
     report = check(spec, module, cases=cases, seed=seed, dtype=dtype, layout=layout)
-    return dict(row, status="passed" if report.passed else "failed", detail=report.summary(), report=report)
+    if not report.passed:
+        return dict(row, status="failed", detail=report.summary(), report=report)
+    missing = _not_compared(report)
+    if missing:
+        return dict(row, status="not compared", detail=missing, report=report)
+    return dict(row, status="passed", detail=report.summary(), report=report)
+
+
+_COMPARISONS = ("CONF-SPAN-DIFF", "CONF-EQUAL")
+
+
+def _not_compared(report):
+    """Why a passing report compared some part of the module with nothing
+    (e.g. recovery refused at its size), or "": a row passes only when every
+    part was compared with its specification."""
+    for subject in dict.fromkeys(r["subject"] for r in report.rows):
+        rows = [r for r in report.rows if r["subject"] == subject and r["law"] in _COMPARISONS]
+        if not any(r["status"] == "passed" for r in rows):
+            why = "; ".join(r["detail"] for r in rows if r["detail"]) or "no comparison row"
+            return f"{subject} was not compared with its specification: {why}"
+    return ""
 
 
 def _progress(enabled):

@@ -181,3 +181,18 @@ def test_a_module_with_children_and_parameters_of_its_own_is_not_checked():
     assert rows["Gated"]["status"] == "not checked"
     assert rows["Gated"]["detail"] == "parameters of its own beside its child modules"
     assert rows["fc"]["status"] == "passed"
+
+
+def test_a_check_that_compared_nothing_is_not_a_pass(monkeypatch):
+    """A report that passed without a comparison row that passed (recovery
+    refused at the module's size, say) gives the row "not compared"."""
+    class Vacuous:
+        passed = True
+        rows = [{"law": "PSPAN-BILINEAR", "subject": "Linear", "status": "passed", "detail": ""},
+                {"law": "CONF-SPAN-DIFF", "subject": "Linear", "status": "not applicable",
+                 "detail": "no recovered span (CONF-RECOVER refused)"}]
+    monkeypatch.setattr(pmach._model, "check", lambda *args, **kwargs: Vacuous())
+    report = pmach.check_model(nn.Linear(3, 2), torch.zeros(1, 3))
+    row = report.rows[0]
+    assert row["status"] == "not compared" and not report.passed and report.unchecked == [row]
+    assert row["detail"] == "Linear was not compared with its specification: no recovered span (CONF-RECOVER refused)"
