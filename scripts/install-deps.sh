@@ -8,12 +8,16 @@
 #                                         (scripts/test.sh)
 set -euo pipefail
 
-# Build tools, the library's headers, and the Python package's build and
-# runtime (pybind11, NumPy, PyTorch).
+# Build tools, the library's headers, and the Python package's build (pip
+# and setuptools over pybind11) and runtime (NumPy, PyTorch). PyTorch comes
+# with OpenBLAS: without it Debian's default reference BLAS leaves torch.mm
+# about 50x slower, for the user's own PyTorch code as for the comparison of
+# bench/compare_pytorch.py.
 packages=(
   build-essential cmake ninja-build
   libeigen3-dev libboost-dev nlohmann-json3-dev
-  python3-dev pybind11-dev python3-numpy python3-torch
+  python3-dev pybind11-dev python3-pip python3-setuptools python3-wheel python3-venv
+  python3-numpy python3-torch libopenblas0-openmp
 )
 # Catch2 and RapidCheck (unit tests, properties), Google Benchmark, clang with
 # libFuzzer, OpenMP and libc++ (fuzzers; the same report with libc++), gcovr
@@ -37,12 +41,6 @@ case "${1:-}" in
     exit 2
     ;;
 esac
-# The PyTorch comparison (bench/compare_pytorch.py) is not part of the tests;
-# PM_WITH_TORCH=1 adds OpenBLAS so that torch does not fall back to the
-# reference BLAS there.
-if [[ "${PM_WITH_TORCH:-0}" == 1 ]]; then
-  packages+=(libopenblas0-openmp)
-fi
 
 missing=()
 for p in "${packages[@]}"; do

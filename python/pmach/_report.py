@@ -1,10 +1,11 @@
-"""The rows of a pmach.Report, with their counterexamples as NumPy arrays.
+"""pmach.Report and its rows, with their counterexamples as NumPy arrays.
 
 A row is the dict of the JSON report (docs/report.schema.json); its
 counterexample, kept sparse there (the non-zero entries of each tensor), is
 unfolded here into dense arrays. Nothing is computed in Python but the
 unfolding.
 """
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -63,3 +64,75 @@ class Row(dict):
 
 def rows(results):
     return [Row(r) for r in results]
+
+
+class Report:
+    """The verdicts of pmach.check: one row per law run.
+
+    ``passed`` is True when no row failed or was too weak; ``rows`` lists the rows as dicts (law, subject,
+    status, cases, exact, max_error, bound, seed, detail, and on a failure
+    counterexample), whose ``counterexample`` property gives the failure's
+    tensors as NumPy arrays (name → ndarray) and ``scalars`` its scalars;
+    ``str(report)`` is the table the ``pmach check`` command prints, with the
+    counterexamples sparse in multi-index coordinates; ``repr(report)`` its
+    summary and failing rows; ``to_json()`` the command's ``--json`` output
+    (docs/report.schema.json); ``duration`` the seconds the check took.
+
+    A layer with a bias is checked in two parts, its linear part and its bias,
+    each a table of the C++ validator; the report holds both.
+    """
+
+    def __init__(self, parts, duration):
+        self._parts = list(parts)
+        self.duration = duration
+
+    @property
+    def passed(self):
+        """True when no row failed or was too weak."""
+        return all(p.passed for p in self._parts)
+
+    @property
+    def rows(self):
+        """The rows as a list of dicts (pmach._report.Row); row.counterexample is a
+        dict name → ndarray of a failure's tensors, row.scalars its scalars."""
+        return [r for p in self._parts for r in p.rows]
+
+    @property
+    def failures(self):
+        """The rows that failed or were too weak."""
+        return [r for r in self.rows if r["status"] in ("failed", "too weak")]
+
+    def to_json(self):
+        """The report as JSON text, as printed by `pmach check --json`."""
+        report = json.loads(self._parts[0].to_json())
+        report["results"] = [r for p in self._parts for r in json.loads(p.to_json())["results"]]
+        report["passed"] = self.passed
+        return json.dumps(report, indent=2)
+
+    def summary(self):
+        """One line: the counts of rows by status and the duration."""
+        counts = {s: sum(r["status"] == s for r in self.rows) for s in _STATUSES}
+        return ", ".join(f"{counts[s]} {s}" for s in _STATUSES) + f" in {self.duration:.2f} s"
+
+    def __str__(self):
+        return self._text(self._parts)
+
+    def _text(self, parts):
+        return "\n".join(str(p) for p in parts)
+
+    def failing_text(self):
+        """The tables of the parts that did not pass (str(report) has them all)."""
+        return self._text([p for p in self._parts if not p.passed])
+
+    def __repr__(self):
+        lines = [f"<pmach.Report {'passed' if self.passed else 'FAILED'}: {self.summary()}"]
+        for r in self.failures:
+            detail = r["detail"].replace("\n", "\n    ")
+            lines.append(f"  {r['law']} on {r['subject']} ({r['status']}): {detail}")
+        return "\n".join(lines) + ">"
+
+    def __bool__(self):
+        return self.passed
+
+
+_STATUSES = ("passed", "failed", "too weak", "not applicable")
