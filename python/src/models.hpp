@@ -161,8 +161,11 @@ struct LayerModel {
   PerScalar<Span> spans;
   PerScalar<SpanPlan> plans;
 
+  // The spaces' points in double: extents whose product wrapped to a small
+  // size are refused here whatever built them. (The edges exist already;
+  // their bound is for the builder to check first.)
   LayerModel(pm::io::LayerDescription desc) : d(std::move(desc)) {
-    require_layer_size(who(), points_of(d.source), points_of(d.target), double(d.span.apex()));
+    require_layer_size(who(), points_of(d.source), points_of(d.target), 0);
   }
   std::string who() const { return d.file.empty() ? d.name : d.file; }
 
@@ -298,6 +301,23 @@ struct MachineModel {
     return kernel_weights<S>(w, d.weights, d.parameters, true, who());
   }
 
+  // Exact evaluation: the estimated bits of the state's rationals, from the
+  // bits of the inputs given, bounded as for pmach eval (docs/formats.md
+  // §5.2): beyond, the exact arithmetic would take hours.
+  template <class S>
+  void require_exact_bits(std::initializer_list<const std::vector<S> *> inputs) const {
+    if constexpr (!std::is_floating_point_v<S>) {
+      std::uint64_t in = 0;
+      for (const auto *v : inputs)
+        for (const S &x : *v) in = std::max(in, pm::io::bits(x));
+      const std::uint64_t est = pm::io::exact_state_bits(d, machine<S>(), in);
+      pm::require(est <= pm::io::max_exact_bits, who(),
+                  ": exact evaluation would need rationals of about ", est, " bits or more over ",
+                  d.grading.levels(), " levels, expected at most ", pm::io::max_exact_bits,
+                  "; use precision=\"double\"");
+    }
+  }
+
   template <class S> void require_precision(bool kernels) const {
     if constexpr (!std::is_floating_point_v<S>) {
       pm::require(!kernels, who(),
@@ -369,6 +389,7 @@ struct MachineModel {
     const pm::Batch<S> a = batch_from<S>(y0, d.space, "y0");
     const pm::Batch<S> b = z0.is_none() ? pm::Batch<S>(a.rows, a.cols)
                                         : batch_from<S>(real_array(z0, "z0"), d.space, "z0", n);
+    require_exact_bits<S>({&wv, &a.data, &b.data});
     pm::MachineState<S> x;
     {
       py::gil_scoped_release unlocked;
@@ -462,6 +483,7 @@ struct MachineModel {
     const pm::Function<S> wv = weights<S>(w);
     const pm::MachineState<S> x{batch_from<S>(y, d.space, "y"), batch_from<S>(z, d.space, "z")};
     const pm::Batch<S> gy = batch_or_zero(ybar, "ybar"), gz = batch_or_zero(zbar, "zbar");
+    require_exact_bits<S>({&wv, &x.y.data, &x.z.data, &gy.data, &gz.data});
     pm::Gradients<S> g;
     {
       py::gil_scoped_release unlocked;
