@@ -30,6 +30,9 @@ def _array(t, what, who, dtype):
     if t.dtype != dtype:
         raise _pmach.Error(f"{who}: {what} has dtype {t.dtype}, expected {dtype} "
                            "(the dtype of the weight; float32 or float64)")
+    if t.numel() > _pmach._max_values:  # before .contiguous() pays for an expanded tensor
+        raise _pmach.Error(f"{who}: {what} has {t.numel()} values, expected at most "
+                           f"{_pmach._max_values} per array")
     return t.detach().contiguous().numpy()
 
 

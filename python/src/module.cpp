@@ -436,6 +436,7 @@ PYBIND11_MODULE(_pmach, m) {
   // depend on the thread count).
   py::module_::import("os").attr("register_at_fork")(
       py::arg("after_in_child") = py::cpp_function([] { omp_set_num_threads(1); }));
+  m.attr("_max_values") = pm::io::max_values_float; // per array, for pmach.torch
   bind_report(m);
   bind_layer(m);
   bind_machine(m);
