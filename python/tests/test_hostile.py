@@ -125,7 +125,8 @@ def test_evaluation_is_bounded_before_it_is_paid():
         layer.forward(big, np.zeros((2, 2)))
     one_line(e)
     module = pt.Layer(layer, dtype=torch.float64)
-    with pytest.raises(pmach.Error, match="samples"):
+    with pytest.raises(pmach.Error, match="^pmach.torch.Layer: x has 33554434 values, expected at "
+                                         "most 16777216 per array$"):
         module(torch.zeros(1, 2, dtype=torch.float64).expand(2 ** 24 + 1, 2))
 
 
@@ -370,3 +371,17 @@ def test_a_convolution_whose_size_wraps_is_refused():
     with pytest.raises(pmach.Error, match="points in a space, expected at most 16777216") as e:
         pmach.layers.conv([2 ** 32, 2 ** 32], 1, 1, 1)
     one_line(e)
+
+
+def test_exact_evaluation_of_a_deep_machine_is_refused_before_it_runs():
+    # sigma = y^2 squares the rationals' bits at every level: 14 levels of
+    # 1/2 would need about 2^20 bits (docs/formats.md §5.2 refuses 13).
+    m = pmach.DenseMachine([1] * 14, {"polynomial": [0, 0, 1]}, weights=np.full((14, 14), 0.5))
+    with pytest.raises(pmach.Error, match='bits or more over 14 levels.*use precision="double"$'):
+        m.forward(np.full((1, 14), 0.5), precision="exact")
+    with pytest.raises(pmach.Error, match="bits or more over 14 levels"):
+        m.backward(np.full((1, 14), 0.5), ybar=np.ones((1, 14)), precision="exact")
+    small = pmach.DenseMachine([1] * 3, {"polynomial": [0, 0, 1]}, weights=np.full((3, 3), 0.5))
+    y, z = small.forward(np.full((1, 3), 0.5), precision="exact")
+    # y1 = 1/2, z1 = 1/4; y2 = 1/2 + 1/8 = 5/8, z2 = 25/64; y3 = 1/2 + 1/8 + 25/128.
+    assert y[0, 2] == 0.5 + 0.125 + 25 / 128
