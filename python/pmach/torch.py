@@ -8,7 +8,11 @@ count (src/pm/kernels/). States and inputs use the library's layout, channels
 last: a DenseMachine maps y0 of shape (n, N), a ConvMachine (n, *spatial, N),
 a RecurMachine (n, length, N); a Layer maps (n, *source_shape) to
 (n, *target_shape). These modules run unchanged under
-torch.nn.parallel.DistributedDataParallel on CPU (gloo).
+torch.nn.parallel.DistributedDataParallel on CPU (gloo), deep-copy and
+pickle (torch.save of a module). Derivatives of every order through a Layer
+are exact (gradient penalties, gradgradcheck); a second derivative through
+a machine is refused. A process forked after a kernel call (multiprocessing
+with fork) runs the kernels on one thread in the child.
 """
 import numpy as np
 import torch
