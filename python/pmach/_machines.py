@@ -30,7 +30,7 @@ def _plain(value):
     """NumPy scalars as the Python numbers JSON writes; anything else refused."""
     if hasattr(value, "item") and callable(value.item):
         return value.item()
-    raise TypeError(f"is a {type(value).__name__}")  # worded into the caller's message
+    raise TypeError(f"is a {type(value).__name__}")
 
 
 def _fields(dims, sigma, who, **more):

@@ -2,7 +2,6 @@
 cost, no lost data, and one clear line for every refusal."""
 import copy
 import os
-import pathlib
 import pickle
 import signal
 import subprocess
