@@ -8,7 +8,11 @@ count (src/pm/kernels/). States and inputs use the library's layout, channels
 last: a DenseMachine maps y0 of shape (n, N), a ConvMachine (n, *spatial, N),
 a RecurMachine (n, length, N); a Layer maps (n, *source_shape) to
 (n, *target_shape). These modules run unchanged under
-torch.nn.parallel.DistributedDataParallel on CPU (gloo).
+torch.nn.parallel.DistributedDataParallel on CPU (gloo), deep-copy and
+pickle (torch.save of a module). Derivatives of every order through a Layer
+are exact (gradient penalties, gradgradcheck); a second derivative through
+a machine is refused. A process forked after a kernel call (multiprocessing
+with fork) runs the kernels on one thread in the child.
 """
 import numpy as np
 import torch
@@ -22,12 +26,17 @@ _PRECISION = {torch.float32: "float", torch.float64: "double"}
 
 def _array(t, what, who, dtype):
     """The tensor's memory as a NumPy array, after the checks that make it so."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{who}: {what} is a {type(t).__name__}, expected a torch.Tensor")
     if t.device.type != "cpu":
         raise _pmach.Error(f"{who}: {what} is on {t.device}, expected a CPU tensor "
                            "(the pmach kernels run on the CPU; call .cpu())")
     if t.dtype != dtype:
         raise _pmach.Error(f"{who}: {what} has dtype {t.dtype}, expected {dtype} "
                            "(the dtype of the weight; float32 or float64)")
+    if t.numel() > _pmach._max_values:  # before .contiguous() pays for an expanded tensor
+        raise _pmach.Error(f"{who}: {what} has {t.numel()} values, expected at most "
+                           f"{_pmach._max_values} per array")
     return t.detach().contiguous().numpy()
 
 
@@ -61,6 +70,12 @@ class _MachineFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, gy, gz):
+        # The dual sweep runs on NumPy memory, outside autograd's graph, and
+        # its derivative needs sigma'': a second derivative through it would
+        # come out silently zero, so it is refused.
+        if torch.is_grad_enabled():
+            raise RuntimeError(f"{ctx.who}: a second derivative through a pmach machine (backward "
+                               "with create_graph=True, e.g. a gradient penalty) is not supported")
         weight, y, z = ctx.saved_tensors
         dtype = weight.dtype
         gy0, gz0, gw = ctx.model.backward(
@@ -72,25 +87,89 @@ class _MachineFunction(torch.autograd.Function):
                 torch.from_numpy(gz0) if ctx.has_z0 else None)
 
 
+# A layer is bilinear in (w, x): its forward L_w x, its transpose L_w^T g and
+# its parameter gradient G(x, g) = sum_b grad_w <g_b, L_w x_b> are each
+# bilinear, and each one's backward is made of the three again:
+#   forward   (w, x) -> L_w x:   cotangent g gives (G(x, g), L_w^T g)
+#   transpose (w, g) -> L_w^T g: cotangent a gives (G(a, g), L_w a)
+#   gradient  (x, g) -> G(x, g): cotangent c gives (L_c^T g, L_c x)
+# So derivatives of every order (a gradient penalty, gradgradcheck) are
+# exact, and each runs on the span kernel.
+
+
+def _keep(ctx, model, who, dtype, *tensors):
+    """What a backward needs; the tensors saved so that autograd refuses a
+    backward after they were modified in place (as torch.nn.Linear does)."""
+    ctx.model, ctx.who, ctx.dtype = model, who, dtype
+    ctx.precision = _PRECISION.get(dtype, "double")  # a wrong dtype is named by _array
+    ctx.save_for_backward(*tensors)
+
+
+def _kernel_args(ctx, tensors):
+    """The (tensor, name) pairs as NumPy arrays for the kernels."""
+    return [_array(t, what, ctx.who, ctx.dtype) for t, what in tensors]
+
+
 class _LayerFunction(torch.autograd.Function):
-    """L_w x on the span kernel; backward (L_w^T g, sum_b grad_w)."""
+    """L_w x on the span kernel; backward (G(x, g), L_w^T g)."""
 
     @staticmethod
     def forward(ctx, model, who, weight, x):
-        precision = _precision(weight, who)
-        w = _array(weight, "weight", who, weight.dtype)
-        xa = _array(x, "x", who, weight.dtype)
-        ctx.model, ctx.who, ctx.precision, ctx.x = model, who, precision, xa
-        ctx.save_for_backward(weight)
-        return torch.from_numpy(model.forward(xa, w, precision=precision, kernels=True))
+        _precision(weight, who)
+        _keep(ctx, model, who, weight.dtype, weight, x)
+        w, xa = _kernel_args(ctx, [(weight, "weight"), (x, "x")])
+        return torch.from_numpy(model.forward(xa, w, precision=ctx.precision, kernels=True))
 
     @staticmethod
     def backward(ctx, g):
-        (weight,) = ctx.saved_tensors
-        gx, gw = ctx.model.backward(ctx.x, _array(g, "grad of the output", ctx.who, weight.dtype),
-                                    _array(weight, "weight", ctx.who, weight.dtype),
-                                    precision=ctx.precision, kernels=True)
+        weight, x = ctx.saved_tensors
+        m, who = ctx.model, ctx.who
+        if torch.is_grad_enabled():  # create_graph: this backward is differentiated in turn
+            return (None, None, _LayerGradient.apply(m, who, x, g),
+                    _LayerTranspose.apply(m, who, weight, g))
+        xa, ga, w = _kernel_args(ctx, [(x, "x"), (g, "grad of the output"), (weight, "weight")])
+        gx, gw = m.backward(xa, ga, w, precision=ctx.precision, kernels=True)
         return None, None, torch.from_numpy(gw), torch.from_numpy(gx)
+
+
+class _LayerTranspose(torch.autograd.Function):
+    """L_w^T g; backward (G(a, g), L_w a)."""
+
+    @staticmethod
+    def forward(ctx, model, who, weight, g):
+        _precision(weight, who)
+        _keep(ctx, model, who, weight.dtype, weight, g)
+        w, ga = _kernel_args(ctx, [(weight, "weight"), (g, "grad of the output")])
+        one = ga.shape == model.target_shape  # one sample, without the batch axis
+        x_shape = model.source_shape if one else (ga.shape[0], *model.source_shape)
+        gx, _ = model.backward(np.zeros(x_shape, dtype=ga.dtype), ga, w, precision=ctx.precision,
+                               kernels=True)
+        return torch.from_numpy(gx)
+
+    @staticmethod
+    def backward(ctx, a):
+        weight, g = ctx.saved_tensors
+        m, who = ctx.model, ctx.who
+        return (None, None, _LayerGradient.apply(m, who, a, g), _LayerFunction.apply(m, who, weight, a))
+
+
+class _LayerGradient(torch.autograd.Function):
+    """G(x, g) = sum_b grad_w <g_b, L_w x_b> (independent of w); backward
+    (L_c^T g, L_c x)."""
+
+    @staticmethod
+    def forward(ctx, model, who, x, g):
+        _keep(ctx, model, who, x.dtype, x, g)
+        xa, ga = _kernel_args(ctx, [(x, "x"), (g, "grad of the output")])
+        _, gw = model.backward(xa, ga, np.ones(model.parameter_shape, dtype=xa.dtype),
+                               precision=ctx.precision, kernels=True)
+        return torch.from_numpy(gw)
+
+    @staticmethod
+    def backward(ctx, c):
+        x, g = ctx.saved_tensors
+        m, who = ctx.model, ctx.who
+        return (None, None, _LayerTranspose.apply(m, who, c, g), _LayerFunction.apply(m, who, c, x))
 
 
 def _initial_weight(model, dtype):

@@ -23,12 +23,32 @@ using pm::Shape;
 // converted copy.
 template <class T> using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
-template <class T> Array<T> as_array(const py::handle &h, const std::string &what) {
-  Array<T> a = Array<T>::ensure(h);
+// Real numbers only: NumPy's cast would drop a complex value's imaginary
+// part, or read a string's digits, without a word.
+inline void require_real(const py::handle &h, const std::string &what) {
+  const py::array a = py::array::ensure(h);
   if (!a)
     throw pm::Error(what + ": expected an array of numbers, found " +
-                    std::string(py::str(py::type::of(h))));
-  return a;
+                    std::string(py::str(py::type::of(h).attr("__name__"))));
+  const char kind = a.dtype().kind();
+  if (kind == 'c')
+    throw pm::Error(what + ": has complex values (dtype " + std::string(py::str(a.dtype())) +
+                    "), expected real numbers");
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
+    throw pm::Error(what + ": has dtype " + std::string(py::str(a.dtype())) +
+                    ", expected an array of real numbers");
+}
+
+// Anything NumPy reads as an array of real numbers (lists, tensors), named
+// `what` in the error otherwise.
+inline py::array real_array(const py::handle &h, const std::string &what) {
+  require_real(h, what);
+  return py::array::ensure(h);
+}
+
+template <class T> Array<T> as_array(const py::handle &h, const std::string &what) {
+  require_real(h, what);
+  return Array<T>::ensure(h);
 }
 
 // The elements of an array in C order, for the kernels.
@@ -78,8 +98,8 @@ inline void require_shape(const py::array &a, const Shape &shape, const std::str
 // rational it is), rounded to nearest for float.
 template <class S> S scalar_from(double v) { return pm::io::from_double<S>(v); }
 
-template <class S> std::vector<S> values_from(const py::array &a) {
-  const Array<double> d = as_array<double>(a, "array");
+template <class S> std::vector<S> values_from(const py::array &a, const std::string &what) {
+  const Array<double> d = as_array<double>(a, what);
   std::vector<S> out(d.size());
   const double *p = d.data();
   for (Index k = 0; k < out.size(); ++k) out[k] = scalar_from<S>(p[k]);
@@ -92,14 +112,14 @@ pm::Batch<S> batch_from(const py::array &a, const Shape &space, const std::strin
   pm::Batch<S> b;
   b.cols = batch_size(a, space, what, expected);
   b.rows = space.size();
-  b.data = values_from<S>(a);
+  b.data = values_from<S>(a, what);
   return b;
 }
 
 template <class S>
 pm::Function<S> function_from(const py::array &a, const Shape &shape, const std::string &what) {
   require_shape(a, shape, what);
-  return values_from<S>(a);
+  return values_from<S>(a, what);
 }
 
 // A vector handed to NumPy without a copy: the array keeps it alive.

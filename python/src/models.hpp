@@ -11,6 +11,7 @@
 #include <random>
 
 #include "arrays.hpp"
+#include "pm/io/bounds.hpp"
 #include "pm/io/machine_format.hpp"
 #include "pm/kernels/dispatch.hpp"
 #include "pm/train/init.hpp"
@@ -61,6 +62,50 @@ template <class F> decltype(auto) with_precision(Precision p, F &&f) {
   }
 }
 
+// The bounds of a model file (docs/formats.md §5.2) on a layer about to be
+// built, checked before its span is allocated: each space 2^24 points in at
+// most 16 axes, 2^22 edges. Sizes are products taken in double, so that
+// extents whose product wraps in 64 bits (2^32 × 2^32) are refused, not
+// read as 0 points. The constructors call it with the sizes they will build.
+inline void require_layer_size(const std::string &who, double source_points, double target_points,
+                               double edges) {
+  const double points = std::max(source_points, target_points);
+  pm::require(points <= double(pm::io::max_space_size), who, ": the layer would have ", points,
+              " points in a space, expected at most ", pm::io::max_space_size);
+  pm::require(edges <= double(pm::io::max_edges), who, ": the layer would have ", edges,
+              " edges, expected at most ", pm::io::max_edges);
+}
+
+// The points of a space of these extents, as a double (no wrap-around).
+inline double points_of(const Shape &s) {
+  pm::require(s.rank() <= 16, "shape ", tuple_text(s.extents()), ": has ", s.rank(),
+              " axes, expected at most 16");
+  double p = 1;
+  for (Index e : s.extents()) p *= double(e);
+  return p;
+}
+
+// The bounds of `pmach eval` (docs/formats.md §5.2, pm/io/bounds.hpp) on
+// evaluating a model on `batch` samples, checked before any result is
+// allocated or any work done.
+inline void require_call_bounds(const pm::io::ModelSize &size, std::uint64_t batch, bool exact,
+                                const std::string &who) {
+  using namespace pm::io;
+  pm::require(batch <= max_batch, who, ": ", batch, " samples, expected at most ", max_batch,
+              " per batch");
+  const std::uint64_t values = exact ? max_values_exact : max_values_float;
+  const char *precision = exact ? " with precision exact; use precision=\"double\"" : " per array";
+  const std::uint64_t widest = std::max({size.in, size.out, std::uint64_t{1}});
+  pm::require(size.parameters <= values, who, ": ", size.parameters,
+              " parameters, expected at most ", values, precision);
+  pm::require(batch <= values / widest, who, ": ", batch, " samples of up to ", widest,
+              " values, expected at most ", values, " values", precision);
+  const std::uint64_t work = exact ? max_work_exact : max_work_float;
+  pm::require(batch <= work / size.per_sample(), who, ": ", batch, " samples × ", size.per_sample(),
+              " (points + edges + parameters + levels) steps, expected at most ", work,
+              exact ? " with precision exact; use precision=\"double\"" : " per call");
+}
+
 template <class S> using Span = pm::ParametricSpan<S>;
 template <class S> using SpanPlan = pm::kernels::SpanPlan<S>;
 
@@ -68,7 +113,7 @@ template <class S> using SpanPlan = pm::kernels::SpanPlan<S>;
 template <class S>
 pm::Function<S> weights_of(const py::object &w, const std::optional<std::vector<double>> &stored,
                            const Shape &shape, bool has_parameters, const std::string &who) {
-  if (!w.is_none()) return function_from<S>(py::array(w), shape, "w");
+  if (!w.is_none()) return function_from<S>(real_array(w, "w"), shape, "w");
   pm::require(stored.has_value() || !has_parameters, who,
               ": /weights: expected the field, or the argument w");
   pm::Function<S> out;
@@ -94,7 +139,7 @@ Array<S> kernel_weights(const py::object &w, const std::optional<std::vector<dou
 
 inline std::optional<std::vector<double>> stored_weights(const py::object &w, const Shape &shape) {
   if (w.is_none()) return std::nullopt;
-  return function_from<double>(py::array(w), shape, "weights");
+  return function_from<double>(real_array(w, "weights"), shape, "weights");
 }
 
 inline py::object weights_array(const std::optional<std::vector<double>> &w, const Shape &shape) {
@@ -116,8 +161,17 @@ struct LayerModel {
   PerScalar<Span> spans;
   PerScalar<SpanPlan> plans;
 
-  LayerModel(pm::io::LayerDescription desc) : d(std::move(desc)) {}
+  // The spaces' points in double: extents whose product wrapped to a small
+  // size are refused here whatever built them. (The edges exist already;
+  // their bound is for the builder to check first.)
+  LayerModel(pm::io::LayerDescription desc) : d(std::move(desc)) {
+    require_layer_size(who(), points_of(d.source), points_of(d.target), 0);
+  }
   std::string who() const { return d.file.empty() ? d.name : d.file; }
+
+  pm::io::ModelSize size() const {
+    return {d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(), 0};
+  }
 
   template <class S> const Span<S> &span() const {
     return spans.get<S>([&] { return pm::io::with_scalar<S>(d.span); });
@@ -137,6 +191,7 @@ struct LayerModel {
   py::array forward(const py::array &x, const py::object &w, bool kernels) const {
     bool axis = false;
     const Index n = batch_size(x, d.source, "x", 0, &axis);
+    require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
       if (kernels) {
         const Array<S> wa = weight_view<S>(w);
@@ -154,7 +209,13 @@ struct LayerModel {
     }
     require_reference<S>(kernels);
     const pm::Function<S> wv = weights<S>(w);
-    return batch_to_numpy(pm::act(span<S>(), wv, batch_from<S>(x, d.source, "x")), d.target, axis);
+    const pm::Batch<S> xb = batch_from<S>(x, d.source, "x");
+    pm::Batch<S> y;
+    {
+      py::gil_scoped_release unlocked;
+      y = pm::act(span<S>(), wv, xb);
+    }
+    return batch_to_numpy(std::move(y), d.target, axis);
   }
 
   // (L_wᵀ g, Σ_b ∇_w ⟨g_b, L_w x_b⟩) for x of shape (n, *source) and g (n, *target).
@@ -164,6 +225,7 @@ struct LayerModel {
     bool axis = false;
     const Index n = batch_size(x, d.source, "x", 0, &axis);
     batch_size(g, d.target, "g", n);
+    require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
       if (kernels) {
         const Array<S> wa = weight_view<S>(w);
@@ -184,9 +246,16 @@ struct LayerModel {
     require_reference<S>(kernels);
     const pm::Function<S> wv = weights<S>(w);
     const pm::Batch<S> xb = batch_from<S>(x, d.source, "x"), gb = batch_from<S>(g, d.target, "g");
-    const Span<S> &a = span<S>();
-    return py::make_tuple(batch_to_numpy(pm::act(pm::transpose(a), wv, gb), d.source, axis),
-                          to_numpy<S>(pm::parameter_gradient(a, xb, gb), d.parameters.extents()));
+    pm::Batch<S> gx;
+    pm::Function<S> gw;
+    {
+      py::gil_scoped_release unlocked;
+      const Span<S> &a = span<S>();
+      gx = pm::act(pm::transpose(a), wv, gb);
+      gw = pm::parameter_gradient(a, xb, gb);
+    }
+    return py::make_tuple(batch_to_numpy(std::move(gx), d.source, axis),
+                          to_numpy<S>(std::move(gw), d.parameters.extents()));
   }
 
   template <class S> void require_reference(bool kernels) const {
@@ -206,6 +275,18 @@ struct MachineModel {
   MachineModel(pm::io::MachineDescription desc) : d(std::move(desc)) {}
   std::string who() const { return d.file.empty() ? d.name : d.file; }
 
+  // A seed machine's span is not held: its edges are at most one per
+  // parameter and position (N² per position of a dense, convolution or
+  // recurrent machine), the bound used without building it.
+  pm::io::ModelSize size() const {
+    Index edges = d.span.apex();
+    if (d.seed) {
+      edges = d.parameters.size();
+      for (Index p : d.seed->positions) edges *= p;
+    }
+    return {d.space.size(), d.space.size(), edges, d.parameters.size(), Index(d.grading.levels())};
+  }
+
   template <class S> const Machine<S> &machine() const {
     return machines.get<S>([&] { return pm::io::make_machine<S>(d); });
   }
@@ -218,6 +299,23 @@ struct MachineModel {
   }
   template <class S> Array<S> weight_view(const py::object &w) const {
     return kernel_weights<S>(w, d.weights, d.parameters, true, who());
+  }
+
+  // Exact evaluation: the estimated bits of the state's rationals, from the
+  // bits of the inputs given, bounded as for pmach eval (docs/formats.md
+  // §5.2): beyond, the exact arithmetic would take hours.
+  template <class S>
+  void require_exact_bits(std::initializer_list<const std::vector<S> *> inputs) const {
+    if constexpr (!std::is_floating_point_v<S>) {
+      std::uint64_t in = 0;
+      for (const auto *v : inputs)
+        for (const S &x : *v) in = std::max(in, pm::io::bits(x));
+      const std::uint64_t est = pm::io::exact_state_bits(d, machine<S>(), in);
+      pm::require(est <= pm::io::max_exact_bits, who(),
+                  ": exact evaluation would need rationals of about ", est, " bits or more over ",
+                  d.grading.levels(), " levels, expected at most ", pm::io::max_exact_bits,
+                  "; use precision=\"double\"");
+    }
   }
 
   template <class S> void require_precision(bool kernels) const {
@@ -253,7 +351,8 @@ struct MachineModel {
     require_precision<S>(kernels);
     bool axis = false;
     const Index n = batch_size(y0, d.space, "y0", 0, &axis);
-    if (!z0.is_none()) batch_size(py::array(z0), d.space, "z0", n);
+    if (!z0.is_none()) batch_size(real_array(z0, "z0"), d.space, "z0", n);
+    require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
       if (const auto p = fast_path<S>(kernels)) {
         const Array<S> wa = weight_view<S>(w);
@@ -289,7 +388,8 @@ struct MachineModel {
     const pm::Function<S> wv = weights<S>(w);
     const pm::Batch<S> a = batch_from<S>(y0, d.space, "y0");
     const pm::Batch<S> b = z0.is_none() ? pm::Batch<S>(a.rows, a.cols)
-                                        : batch_from<S>(py::array(z0), d.space, "z0", n);
+                                        : batch_from<S>(real_array(z0, "z0"), d.space, "z0", n);
+    require_exact_bits<S>({&wv, &a.data, &b.data});
     pm::MachineState<S> x;
     {
       py::gil_scoped_release unlocked;
@@ -312,22 +412,27 @@ struct MachineModel {
     py::object slope = py::none(); // σ'(y) from forward(keep_slope=True), if given
     if (state.is_none()) {
       pm::require(!y0.is_none(), who(), ": backward: expected y0, or state=(y, z)");
-      const py::tuple yz = forward<S>(py::array(y0), z0, w, kernels);
+      const py::tuple yz = forward<S>(real_array(y0, "y0"), z0, w, kernels);
       y = yz[0];
       z = yz[1];
     } else {
-      const py::tuple yz = state.cast<py::tuple>();
+      pm::require(py::isinstance<py::tuple>(state) || py::isinstance<py::list>(state), who(),
+                  ": backward: state is a ",
+                  std::string(py::str(py::type::of(state).attr("__name__"))),
+                  ", expected a tuple (y, z) or (y, z, slope)");
+      const py::tuple yz = py::tuple(state);
       pm::require(yz.size() == 2 || yz.size() == 3, who(), ": backward: state has ", yz.size(),
                   " entries, expected (y, z) or (y, z, slope)");
-      y = yz[0];
-      z = yz[1];
+      y = real_array(yz[0], "y");
+      z = real_array(yz[1], "z");
       if (yz.size() == 3) slope = yz[2];
     }
     bool axis = false;
     const Index n = batch_size(y, d.space, "y", 0, &axis);
     batch_size(z, d.space, "z", n);
     for (const auto &[g, what] : {std::pair{ybar, "ybar"}, std::pair{zbar, "zbar"}})
-      if (!g.is_none()) batch_size(py::array(g), d.space, what, n);
+      if (!g.is_none()) batch_size(real_array(g, what), d.space, what, n);
+    require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
       if (const auto p = fast_path<S>(kernels)) {
         const Array<S> wa = weight_view<S>(w);
@@ -340,9 +445,9 @@ struct MachineModel {
           return a;
         };
         const Array<S> ya = as_array<S>(y, "y"), za = as_array<S>(z, "z");
-        if (!slope.is_none()) batch_size(py::array(slope), d.space, "slope", n);
-        const Array<S> sa = slope.is_none() ? Array<S>(std::vector<Index>{0})
-                                            : as_array<S>(py::array(slope), "slope");
+        if (!slope.is_none()) batch_size(real_array(slope, "slope"), d.space, "slope", n);
+        const Array<S> sa =
+            slope.is_none() ? Array<S>(std::vector<Index>{0}) : as_array<S>(slope, "slope");
         const Array<S> gy = zero_or(ybar, "ybar"), gz = zero_or(zbar, "zbar");
         py::array_t<S> gy0(shape), gz0(shape);
         std::vector<S> gw(wv.size());
@@ -373,11 +478,12 @@ struct MachineModel {
     }
     auto batch_or_zero = [&](const py::object &g, const char *what) {
       if (g.is_none()) return pm::Batch<S>(d.space.size(), n);
-      return batch_from<S>(py::array(g), d.space, what, n);
+      return batch_from<S>(real_array(g, what), d.space, what, n);
     };
     const pm::Function<S> wv = weights<S>(w);
     const pm::MachineState<S> x{batch_from<S>(y, d.space, "y"), batch_from<S>(z, d.space, "z")};
     const pm::Batch<S> gy = batch_or_zero(ybar, "ybar"), gz = batch_or_zero(zbar, "zbar");
+    require_exact_bits<S>({&wv, &x.y.data, &x.z.data, &gy.data, &gz.data});
     pm::Gradients<S> g;
     {
       py::gil_scoped_release unlocked;

@@ -1,9 +1,11 @@
 // pmach._pmach: the C++ side of the Python package. Every name here is
 // re-exported, with its documentation, by python/pmach/__init__.py.
+#include <omp.h>
 #include <pybind11/stl.h>
 
 #include "callables.hpp"
 #include "constructors.hpp"
+#include "interrupt.hpp"
 #include "pm/validate/conformance.hpp"
 #include "pm/validate/recover.hpp"
 #include "save.hpp"
@@ -13,9 +15,69 @@ namespace {
 
 py::tuple tuple_of(const Shape &s) { return py::cast(s.extents()); }
 
-// Anything NumPy reads as an array (lists, tensors): arguments are taken as
-// objects so that a bad one is answered by the shape check's message.
-py::array array_arg(const py::object &o) { return py::module_::import("numpy").attr("asarray")(o); }
+// Anything NumPy reads as an array of real numbers (lists, tensors):
+// arguments are taken as objects so that a bad one is answered by the
+// shape check's message, naming the argument.
+py::array array_arg(const py::object &o, const char *what) { return real_array(o, what); }
+
+// Models are copied as they are (the derived spans and plans are rebuilt on
+// use) and pickled as their model file (save.hpp).
+template <class Model, class Class> void bind_copies(Class &c) {
+  c.def("__copy__", [](const Model &m) { return Model(m); })
+      .def(
+          "__deepcopy__", [](const Model &m, const py::dict &) { return Model(m); },
+          py::arg("memo"))
+      .def(py::pickle([](const Model &m) { return model_state(m); },
+                      [](const py::tuple &t) { return model_from_state<Model>(t); }));
+}
+
+// One line, printable: a newline becomes a space, other control characters
+// (an ESC that would drive the terminal) and bytes that are not UTF-8 (a
+// file name from a foreign file system) are written as \xNN.
+std::string one_line(const std::string &msg) {
+  std::string out;
+  auto escape = [&](unsigned char c) {
+    static const char *hex = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (std::size_t k = 0; k < msg.size();) {
+    const auto c = static_cast<unsigned char>(msg[k]);
+    if (c == '\n') {
+      out += ' ';
+      ++k;
+    } else if (c < 0x20 || c == 0x7f) {
+      escape(c);
+      ++k;
+    } else if (c < 0x80) {
+      out += char(c);
+      ++k;
+    } else {
+      // A UTF-8 sequence: its lead byte gives its length; each following
+      // byte must be 10xxxxxx, and the code point neither overlong, a
+      // surrogate nor beyond U+10FFFF.
+      const std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+      bool ok = len > 0 && c < 0xf5 && k + len <= msg.size();
+      std::uint32_t cp = ok ? c & (0x7f >> len) : 0;
+      for (std::size_t j = 1; ok && j < len; ++j) {
+        const auto b = static_cast<unsigned char>(msg[k + j]);
+        ok = (b & 0xc0) == 0x80;
+        cp = cp << 6 | (b & 0x3f);
+      }
+      ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) &&
+           !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
+      if (ok) {
+        out.append(msg, k, len);
+        k += len;
+      } else {
+        escape(c);
+        ++k;
+      }
+    }
+  }
+  return out;
+}
 
 py::object json_value(const pm::io::Json &j) {
   return py::module_::import("json").attr("loads")(j.dump());
@@ -54,14 +116,15 @@ const char *precision_doc =
 fast CPU kernels (float or double) instead of the reference semantics.)";
 
 void bind_layer(py::module_ &m) {
-  py::class_<LayerModel>(m, "Layer", R"(A layer: a parametric span between shaped spaces.
+  py::class_<LayerModel> c(m, "Layer", R"(A layer: a parametric span between shaped spaces.
 
 (L_w x)(y) = sum over edges e with t(e) = y of mu(e) w(pi(e)) x(s(e)). Made by
 pmach.load, the pmach.layers constructors or pmach.recover. Arrays are in the
 model's layout: x has shape (n, *source_shape), the result (n, *target_shape),
-w has parameter_shape; an x without the batch axis is one sample.)")
-      .def_property_readonly(
-          "name", [](const LayerModel &l) { return l.d.name; }, "The model's name.")
+w has parameter_shape; an x without the batch axis is one sample.)");
+  bind_copies<LayerModel>(c);
+  c.def_property_readonly(
+       "name", [](const LayerModel &l) { return l.d.name; }, "The model's name.")
       .def_property_readonly(
           "source_shape", [](const LayerModel &l) { return tuple_of(l.d.source); },
           "The shape of the input space X.")
@@ -89,7 +152,7 @@ w has parameter_shape; an x without the batch axis is one sample.)")
           [](const LayerModel &l, const py::object &x, const py::object &w, const std::string &p,
              bool kernels) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return l.forward<decltype(s)>(array_arg(x), w, kernels);
+              return l.forward<decltype(s)>(array_arg(x, "x"), w, kernels);
             });
           },
           py::arg("x"), py::arg("w") = py::none(), py::kw_only(), py::arg("precision") = "double",
@@ -100,7 +163,7 @@ w has parameter_shape; an x without the batch axis is one sample.)")
           [](const LayerModel &l, const py::object &x, const py::object &g, const py::object &w,
              const std::string &p, bool kernels) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return l.backward<decltype(s)>(array_arg(x), array_arg(g), w, kernels);
+              return l.backward<decltype(s)>(array_arg(x, "x"), array_arg(g, "g"), w, kernels);
             });
           },
           py::arg("x"), py::arg("g"), py::arg("w") = py::none(), py::kw_only(),
@@ -108,8 +171,13 @@ w has parameter_shape; an x without the batch axis is one sample.)")
           (std::string("(grad_x, grad_w) = (L_w^T g, gradient in w of sum_b <g_b, L_w x_b>). ") +
            precision_doc)
               .c_str())
-      .def("save", &save_layer, py::arg("path"),
-           "Writes the layer as a model file PATH.json (and PATH.W.npy for its weights).")
+      .def(
+          "save",
+          [](const LayerModel &l, const py::object &path) {
+            save_layer(l, path_arg(path, "save"));
+          },
+          py::arg("path"),
+          "Writes the layer as a model file PATH.json (and PATH.W.npy for its weights).")
       .def("__repr__", [](const LayerModel &l) {
         return "<pmach.Layer " + l.d.name + ": " + tuple_text(l.d.source.extents()) + " -> " +
                tuple_text(l.d.target.extents()) + ", parameters " +
@@ -119,14 +187,15 @@ w has parameter_shape; an x without the batch axis is one sample.)")
 }
 
 void bind_machine(py::module_ &m) {
-  py::class_<MachineModel>(m, "Machine", R"(A machine of finite depth: a graded span machine.
+  py::class_<MachineModel> c(m, "Machine", R"(A machine of finite depth: a graded span machine.
 
 The state (y, z) solves y = y0 + L_w~ z, z = z0 + sigma(y), where w~ keeps the
 weights whose every edge raises the grade. Made by pmach.load or the
 constructors pmach.DenseMachine, pmach.ConvMachine, pmach.RecurMachine.
-States have shape (n, *space_shape); w has parameter_shape.)")
-      .def_property_readonly(
-          "name", [](const MachineModel &k) { return k.d.name; }, "The model's name.")
+States have shape (n, *space_shape); w has parameter_shape.)");
+  bind_copies<MachineModel>(c);
+  c.def_property_readonly(
+       "name", [](const MachineModel &k) { return k.d.name; }, "The model's name.")
       .def_property_readonly(
           "kind",
           [](const MachineModel &k) {
@@ -168,7 +237,7 @@ States have shape (n, *space_shape); w has parameter_shape.)")
           [](const MachineModel &k, const py::object &y0, const py::object &z0, const py::object &w,
              const std::string &p, bool kernels, bool keep_slope) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return k.forward<decltype(s)>(array_arg(y0), z0, w, kernels, keep_slope);
+              return k.forward<decltype(s)>(array_arg(y0, "y0"), z0, w, kernels, keep_slope);
             });
           },
           py::arg("y0"), py::arg("z0") = py::none(), py::arg("w") = py::none(), py::kw_only(),
@@ -201,8 +270,13 @@ States have shape (n, *space_shape); w has parameter_shape.)")
                        "state=(y, z, slope) from forward(keep_slope=True) also skips sigma'. ") +
            precision_doc)
               .c_str())
-      .def("save", &save_machine, py::arg("path"),
-           "Writes the machine as a model file PATH.json (and PATH.W.npy for its weights).")
+      .def(
+          "save",
+          [](const MachineModel &k, const py::object &path) {
+            save_machine(k, path_arg(path, "save"));
+          },
+          py::arg("path"),
+          "Writes the machine as a model file PATH.json (and PATH.W.npy for its weights).")
       .def("__repr__", [](const MachineModel &k) {
         return "<pmach.Machine " + (k.d.name.empty() ? k.who() : k.d.name) + ": space " +
                tuple_text(k.d.space.extents()) + ", parameters " +
@@ -214,8 +288,8 @@ States have shape (n, *space_shape); w has parameter_shape.)")
 void bind_constructors(py::module_ &m) {
   m.def(
       "load",
-      [](const std::string &path) -> py::object {
-        auto model = pm::io::read_model(path);
+      [](const py::object &path) -> py::object {
+        auto model = pm::io::read_model(path_arg(path, "load"));
         if (auto *l = std::get_if<pm::io::LayerDescription>(&model))
           return py::cast(LayerModel(std::move(*l)));
         return py::cast(MachineModel(std::get<pm::io::MachineDescription>(std::move(model))));
@@ -350,14 +424,19 @@ PYBIND11_MODULE(_pmach, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (PythonInterrupt &i) {
+      i.error.restore(); // KeyboardInterrupt or SystemExit, untouched
     } catch (const pm::Error &e) {
-      // The command's one line: newlines inside a message become spaces.
-      std::string msg = e.what();
-      for (char &c : msg)
-        if (c == '\n') c = ' ';
-      error(msg.c_str());
+      error(one_line(e.what()).c_str());
     }
   });
+  // A child forked after a kernel ran in the parent has none of the
+  // parent's OpenMP threads, and libgomp would wait for them for ever: the
+  // child runs the kernels on its one thread (same results: they do not
+  // depend on the thread count).
+  py::module_::import("os").attr("register_at_fork")(
+      py::arg("after_in_child") = py::cpp_function([] { omp_set_num_threads(1); }));
+  m.attr("_max_values") = pm::io::max_values_float; // per array, for pmach.torch
   bind_report(m);
   bind_layer(m);
   bind_machine(m);
