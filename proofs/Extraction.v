@@ -38,9 +38,11 @@ Definition q_compose_p := @ecompose_p Q.
 
 (* The graded span machine with two exact nonlinearities of
    src/pm/machine/sigma.hpp: the array sigma(y)_i = s_i y_i, and relu with
-   the derivative convention of the C++ (1 for y > 0, else 0). *)
-Definition q_relu (v : rat) : rat := if 0 < v then v else 0.
-Definition q_relu_slopes (y : seq rat) : seq rat := [seq if 0 < v then 1 else 0 | v <- y].
+   the derivative convention of the C++ (1 for y > 0, else 0): erelu and
+   erelu_slope of Layers.v, which Backprop.v proves to be relu over ℝ and a
+   slope of it away from 0. *)
+Definition q_relu (v : rat) : rat := erelu v.
+Definition q_relu_slopes (y : seq rat) : seq rat := [seq erelu_slope v | v <- y].
 Definition q_clean := @eclean Q.
 Definition q_forward_array (ed : seq nat) (a : epspan Q) (slopes w y0 z0 : seq rat) D :=
   @eforward Q ed a (fun i v => nth 0 slopes i * v) w y0 z0 D.
@@ -52,7 +54,9 @@ Definition q_weight_gradient := @eweight_gradient Q.
 (* The layers of Layers.v: dense (with or without bias), the convolution,
    whose transpose is the transposed convolution, and average pooling with
    the weight 1/|window| of pm::average_pool, graph convolution and the
-   causal time convolution; the grading of the recurrent machine. *)
+   causal time convolution; the grading of the recurrent machine. The
+   pooling weight is pool_weight of Layers.v
+   (pool_weight_average). *)
 Definition q_dense (I O : nat) (bias : bool) : epspan Q := dense_span Q I O bias.
 Definition q_conv (spatial : seq nat) (cin cout : nat) (kernel lo hi stride dilation : seq nat)
   (groups : nat) : epspan Q :=
@@ -71,7 +75,7 @@ Definition q_recur_grades (L timeblock : nat) (dims : seq nat) : seq nat :=
 Definition q_recur_span (L pad : nat) (dims : seq nat) : epspan Q :=
   let N := size (block_grades dims) in etime_conv Q L N N pad.
 Definition q_pool (spatial : seq nat) (channels : nat) (window lo hi stride : seq nat) : epspan Q :=
-  epool (Build_PoolSpec spatial channels window lo hi stride) ((foldr muln 1%N window)%:R^-1).
+  let c := Build_PoolSpec spatial channels window lo hi stride in epool c (pool_weight c).
 
 Require Extraction.
 Extraction Language OCaml.

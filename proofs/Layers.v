@@ -1804,3 +1804,23 @@ rewrite /gmessage; congr esum; apply/eq_in_map => c; rewrite mem_iota add0n => /
 by rewrite relabelled.
 Qed.
 End GraphPermutation.
+
+(* ------------------------------------------------------------------ *)
+(* relu and the pooling weight of the extracted model.                *)
+
+(* relu and the slope the backward pass takes for it, as
+   src/pm/machine/sigma.hpp computes them: 1 above 0, else 0 (at 0, where
+   relu has no derivative, a convention). Backprop.v proves relu over ℝ
+   equal to erelu (relu_erelu) and erelu_slope a slope of relu away from 0
+   (erelu_slope_pos, erelu_slope_neg: the hypotheses on the step of
+   relu_backward_correct); Extraction.v extracts these two. *)
+Definition erelu {R : numDomainType} (v : R) : R := if (0 < v)%R then v else 0.
+Definition erelu_slope {R : numDomainType} (v : R) : R := if (0 < v)%R then 1 else 0.
+
+(* The weight m of pool_textbook that makes epool an average, as
+   pm::average_pool takes it: 1 / the number of window offsets. *)
+Definition pool_weight {F : fieldType} (c : PoolSpec) : F := (foldr muln 1%N (window c))%:R^-1.
+
+Lemma pool_weight_average (F : numFieldType) (c : PoolSpec) :
+  (0 < foldr muln 1 (window c))%N -> pool_weight c * (foldr muln 1%N (window c))%:R = 1 :> F.
+Proof. by move=> pos; rewrite mulVf // Num.Theory.pnatr_eq0 -lt0n. Qed.
