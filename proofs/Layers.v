@@ -1321,7 +1321,11 @@ Proof. by rewrite outputs1E multis2 size_allpairs !size_iota. Qed.
 
 (* The 1-D convolution: at the output (o, c'),
      Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl − pl, ci),
-   x zero outside the input. *)
+   x zero outside the input: PyTorch's index formula, written with the flat
+   indices of pm::conv (x and y position-major, W (a, ci, c')) and none of
+   the construction's helpers, for every o below out1, PyTorch's output
+   length ⌊(n + pl + ph − dl·(k − 1) − 1) / s⌋ + 1. *)
+(* Law: LAYER-CONV-EQ-SPAN *)
 Theorem conv1_padded (w x : seq R) o co : (o < out1)%N -> (co < C')%N ->
   nth 0 (eapply_p (econv R c) w x) (o * C' + co)
   = \sum_(a < k) \sum_(ci < C) nth 0 w ((a * C + ci) * C' + co)%N
