@@ -84,10 +84,18 @@ def main():
     # Machines whose cleaned parameters are not all zero: some edges enter.
     nonempty["clean"] = sum(1 for l in lines if l.split()[1] == "clean"
                             and any(v != "0/1" for v in l.split()[3:]))
-    # Seed machines whose cleaning keeps a non-zero parameter.
+    # Seed machines whose cleaning keeps a non-zero parameter: the cleaned
+    # parameters are the rationals after the (integer) grades, at the end.
+    def cleaned(line):
+        tokens = line.split()
+        k = len(tokens)
+        while k > 0 and "/" in tokens[k - 1]:
+            k -= 1
+        return tokens[k:]
+
     for op in ("recur", "dense_machine", "conv_machine"):
         nonempty[op] = sum(1 for l in lines if l.split()[1] == op
-                           and any(v != "0/1" for v in l.split()[3:] if "/" in v))
+                           and any(v != "0/1" for v in cleaned(l)))
     print(f"extracted_vs_cpp: {args.cases} cases (seed {args.seed}), operations {', '.join(ops)}; "
           f"non-empty: {nonempty['fib']} fibre products, {nonempty['scomp']} span composites, "
           f"{nonempty['pcomp']} parametric composites, {nonempty['clean']} machines, "

@@ -610,6 +610,20 @@ struct MutRecurTimeblockIgnored : LayerReference { // every time step its own bl
                           r.w);
   }
 };
+struct MutDenseMachineOneBlock : LayerReference { // the channel blocks merged into one
+  static MachineResult dense_machine(Case::Seed s) {
+    Index n = 0;
+    for (Index d : s.dims) n += d;
+    s.dims = {n};
+    return LayerReference::dense_machine(s);
+  }
+};
+struct MutConvMachinePadsSwapped : LayerReference {
+  static MachineResult conv_machine(Case::Seed s) {
+    std::swap(s.pad_lo, s.pad_hi);
+    return LayerReference::conv_machine(s);
+  }
+};
 struct MutTimeConvKernelOrder : LayerReference { // lag k instead of max_lag − k
   static PSpan time_conv(const pm::TimeConvSpec &c) { return pm::conv<Q>(c.as_conv()); }
 };
@@ -741,6 +755,9 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutGraphSymmetricAsMean", evaluate<Reference, MachineReference, MutGraphSymmetricAsMean>},
       {"MutRecurAuthorsClean", evaluate<Reference, MachineReference, MutRecurAuthorsClean>},
       {"MutRecurTimeblockIgnored", evaluate<Reference, MachineReference, MutRecurTimeblockIgnored>},
+      {"MutDenseMachineOneBlock", evaluate<Reference, MachineReference, MutDenseMachineOneBlock>},
+      {"MutConvMachinePadsSwapped",
+       evaluate<Reference, MachineReference, MutConvMachinePadsSwapped>},
       {"MutTimeConvKernelOrder", evaluate<Reference, MachineReference, MutTimeConvKernelOrder>},
       {"MutConvTransposeUntransposed",
        evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},
