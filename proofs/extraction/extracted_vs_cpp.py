@@ -56,7 +56,7 @@ def main():
     parser.add_argument("--reference", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", default="20261201")
-    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--cases", type=int, default=1000)
     args = parser.parse_args()
 
     shutil.rmtree(args.out, ignore_errors=True)
