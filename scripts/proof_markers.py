@@ -5,15 +5,22 @@ check (scripts/traceability.py) and the proof gate (proofs/check_proofs.py).
 A Coq file is read as Coq reads it: nested comments and string literals are
 set aside, the rest is cut into sentences (a '.' followed by blank space),
 and each sentence is classified by its command word once attributes
-(`#[local]`), modifiers (`Local`, `Global`, ...) and proof bullets are
+(`#[local]`), modifiers (`Local`, `Global`, ...), control prefixes
+(`Timeout n`, `Redirect "f"`, `Time`, `Export`, ...) and proof bullets are
 removed. From this reading come
 
   * every declaration of a proposition, with its qualified name (the
-    modules around it) and its line: the commands of THEOREM_KEYWORDS;
+    modules around it), its line, and where its proof ends (the sentence
+    Qed, Defined, Admitted, Abort or Save, or `Proof term`): the commands of
+    THEOREM_KEYWORDS; a name declared twice in one module is reported;
   * the law markers, comments whose whole text is `Law: ID` (any spacing),
-    each attached to the declaration that follows it;
+    each attached to the declaration that follows it, whose proof must end
+    with Qed, Defined or a `Proof term`;
   * the refusals: commands that add an assumption or switch a kernel check
-    off, so that a proof resting on them would mean nothing (see REFUSED).
+    off, so that a proof resting on them would mean nothing.
+
+The proof gate takes these as an early report only: it decides from the
+compiled library (coqchk, Print Assumptions, the printed statements).
 
 Usage: proof_markers.py --self-test   check the reader on planted cases
 """
@@ -265,7 +272,7 @@ def read_coq(text):
         if decl.ending not in ("Qed", "Defined", "Proof"):
             result.problems.append(
                 (decl.line, f"law theorem {decl.name} ends with "
-                 f"`{decl.ending or '(nothing)'}`, not Qed or Defined"))
+                 f"`{decl.ending or '(nothing)'}`, not Qed, Defined or a `Proof term`"))
     return result
 
 
