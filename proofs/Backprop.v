@@ -630,6 +630,22 @@ Proof. exact: (backward_gradient grading gy gz relu_derive_at). Qed.
 
 End Relu.
 
+(* The relu and the slope of the extracted model (Layers.v, those of
+   src/pm/machine/sigma.hpp): relu is erelu, and erelu_slope satisfies the
+   hypotheses step_pos and step_neg, so relu_backward_correct and
+   relu_backward_gradient hold for step := erelu_slope. *)
+Lemma relu_erelu (v : R) : relu v = erelu v.
+Proof. by rewrite /relu RmaxE. Qed.
+
+Lemma erelu_slope_pos (u : R) : Rlt 0 u -> erelu_slope u = 1.
+Proof. by move=> /RltP pos; rewrite /erelu_slope pos. Qed.
+
+Lemma erelu_slope_neg (u : R) : Rlt u 0 -> erelu_slope u = 0.
+Proof.
+move=> /RltP neg; rewrite /erelu_slope; case: ifP => // pos.
+by move: (Order.POrderTheory.lt_trans pos neg); rewrite Order.POrderTheory.ltxx.
+Qed.
+
 (* ------------------------------------------------------------------ *)
 (* The seed's machines, given by lists.                               *)
 

@@ -38,9 +38,11 @@ Definition q_compose_p := @ecompose_p Q.
 
 (* The graded span machine with two exact nonlinearities of
    src/pm/machine/sigma.hpp: the array sigma(y)_i = s_i y_i, and relu with
-   the derivative convention of the C++ (1 for y > 0, else 0). *)
-Definition q_relu (v : rat) : rat := if 0 < v then v else 0.
-Definition q_relu_slopes (y : seq rat) : seq rat := [seq if 0 < v then 1 else 0 | v <- y].
+   the derivative convention of the C++ (1 for y > 0, else 0): erelu and
+   erelu_slope of Layers.v, which Backprop.v proves to be relu over ℝ and a
+   slope of it away from 0. *)
+Definition q_relu (v : rat) : rat := erelu v.
+Definition q_relu_slopes (y : seq rat) : seq rat := [seq erelu_slope v | v <- y].
 Definition q_clean := @eclean Q.
 Definition q_forward_array (ed : seq nat) (a : epspan Q) (slopes w y0 z0 : seq rat) D :=
   @eforward Q ed a (fun i v => nth 0 slopes i * v) w y0 z0 D.
@@ -52,7 +54,9 @@ Definition q_weight_gradient := @eweight_gradient Q.
 (* The layers of Layers.v: dense (with or without bias), the convolution,
    whose transpose is the transposed convolution, and average pooling with
    the weight 1/|window| of pm::average_pool, graph convolution and the
-   causal time convolution; the grading of the recurrent machine. *)
+   causal time convolution; the grading of the recurrent machine. The
+   pooling weight is pool_weight of Layers.v
+   (pool_weight_average). *)
 Definition q_dense (I O : nat) (bias : bool) : epspan Q := dense_span Q I O bias.
 Definition q_conv (spatial : seq nat) (cin cout : nat) (kernel lo hi stride dilation : seq nat)
   (groups : nat) : epspan Q :=
@@ -70,8 +74,23 @@ Definition q_recur_grades (L timeblock : nat) (dims : seq nat) : seq nat :=
   recur_grades L timeblock (size dims) (block_grades dims).
 Definition q_recur_span (L pad : nat) (dims : seq nat) : epspan Q :=
   let N := size (block_grades dims) in etime_conv Q L N N pad.
+(* DenseMachine(dims, σ): the dense span N → N without bias, graded by
+   channel block (dense_seed). *)
+Definition q_dense_grades (dims : seq nat) : seq nat := block_grades dims.
+Definition q_dense_machine (dims : seq nat) : epspan Q :=
+  let N := size (block_grades dims) in dense_span Q N N false.
+(* ConvMachine(dims, σ, pad, spatial): the size-preserving convolution N → N,
+   kernel lo + hi + 1 per axis, stride and dilation 1, one group; position
+   by position the channel blocks (conv_seed, in 1-D). *)
+Definition q_conv_grades (spatial dims : seq nat) : seq nat :=
+  let blk := block_grades dims in
+  [seq nth 0%N blk (i %% size blk) | i <- iota 0 (foldr muln 1%N spatial * size blk)].
+Definition q_conv_machine (spatial lo hi dims : seq nat) : epspan Q :=
+  let N := size (block_grades dims) in
+  let ones := nseq (size spatial) 1%N in
+  econv Q (Build_ConvSpec spatial N N [seq (lh.1 + lh.2).+1 | lh <- zip lo hi] lo hi ones ones 1).
 Definition q_pool (spatial : seq nat) (channels : nat) (window lo hi stride : seq nat) : epspan Q :=
-  epool (Build_PoolSpec spatial channels window lo hi stride) ((foldr muln 1%N window)%:R^-1).
+  let c := Build_PoolSpec spatial channels window lo hi stride in epool c (pool_weight c).
 
 Require Extraction.
 Extraction Language OCaml.
@@ -79,4 +98,5 @@ Extraction "pm_model.ml" q_make q_negative q_num q_den q_make_span q_make_pspan
   eidentity_map ecompose efibre q_pullback q_pushforward q_integrate q_identity_span
   q_transpose q_apply q_compose_span q_transpose_p q_apply_p q_parameter_gradient q_compose_p
   q_relu_slopes q_clean q_forward_array q_forward_relu q_backward q_weight_gradient
-  q_dense q_conv q_pool q_graph q_time_conv q_recur_grades q_recur_span.
+  q_dense q_conv q_pool q_graph q_time_conv q_recur_grades q_recur_span
+  q_dense_grades q_dense_machine q_conv_grades q_conv_machine.

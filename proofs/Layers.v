@@ -1321,7 +1321,11 @@ Proof. by rewrite outputs1E multis2 size_allpairs !size_iota. Qed.
 
 (* The 1-D convolution: at the output (o, c'),
      Σ_{a < k} Σ_{ci < C} W(a, ci, c') x(o·s + a·dl − pl, ci),
-   x zero outside the input. *)
+   x zero outside the input: PyTorch's index formula, written with the flat
+   indices of pm::conv (x and y position-major, W (a, ci, c')) and none of
+   the construction's helpers, for every o below out1, PyTorch's output
+   length ⌊(n + pl + ph − dl·(k − 1) − 1) / s⌋ + 1. *)
+(* Law: LAYER-CONV-EQ-SPAN *)
 Theorem conv1_padded (w x : seq R) o co : (o < out1)%N -> (co < C')%N ->
   nth 0 (eapply_p (econv R c) w x) (o * C' + co)
   = \sum_(a < k) \sum_(ci < C) nth 0 w ((a * C + ci) * C' + co)%N
@@ -1804,3 +1808,23 @@ rewrite /gmessage; congr esum; apply/eq_in_map => c; rewrite mem_iota add0n => /
 by rewrite relabelled.
 Qed.
 End GraphPermutation.
+
+(* ------------------------------------------------------------------ *)
+(* relu and the pooling weight of the extracted model.                *)
+
+(* relu and the slope the backward pass takes for it, as
+   src/pm/machine/sigma.hpp computes them: 1 above 0, else 0 (at 0, where
+   relu has no derivative, a convention). Backprop.v proves relu over ℝ
+   equal to erelu (relu_erelu) and erelu_slope a slope of relu away from 0
+   (erelu_slope_pos, erelu_slope_neg: the hypotheses on the step of
+   relu_backward_correct); Extraction.v extracts these two. *)
+Definition erelu {R : numDomainType} (v : R) : R := if (0 < v)%R then v else 0.
+Definition erelu_slope {R : numDomainType} (v : R) : R := if (0 < v)%R then 1 else 0.
+
+(* The weight m of pool_textbook that makes epool an average, as
+   pm::average_pool takes it: 1 / the number of window offsets. *)
+Definition pool_weight {F : fieldType} (c : PoolSpec) : F := (foldr muln 1%N (window c))%:R^-1.
+
+Lemma pool_weight_average (F : numFieldType) (c : PoolSpec) :
+  (0 < foldr muln 1 (window c))%N -> pool_weight c * (foldr muln 1%N (window c))%:R = 1 :> F.
+Proof. by move=> pos; rewrite mulVf // Num.Theory.pnatr_eq0 -lt0n. Qed.

@@ -5,15 +5,22 @@ check (scripts/traceability.py) and the proof gate (proofs/check_proofs.py).
 A Coq file is read as Coq reads it: nested comments and string literals are
 set aside, the rest is cut into sentences (a '.' followed by blank space),
 and each sentence is classified by its command word once attributes
-(`#[local]`), modifiers (`Local`, `Global`, ...) and proof bullets are
+(`#[local]`), modifiers (`Local`, `Global`, ...), control prefixes
+(`Timeout n`, `Redirect "f"`, `Time`, `Export`, ...) and proof bullets are
 removed. From this reading come
 
   * every declaration of a proposition, with its qualified name (the
-    modules around it) and its line: the commands of THEOREM_KEYWORDS;
+    modules around it), its line, and where its proof ends (the sentence
+    Qed, Defined, Admitted, Abort or Save, or `Proof term`): the commands of
+    THEOREM_KEYWORDS; a name declared twice in one module is reported;
   * the law markers, comments whose whole text is `Law: ID` (any spacing),
-    each attached to the declaration that follows it;
+    each attached to the declaration that follows it, whose proof must end
+    with Qed, Defined or a `Proof term`;
   * the refusals: commands that add an assumption or switch a kernel check
-    off, so that a proof resting on them would mean nothing (see REFUSED).
+    off, so that a proof resting on them would mean nothing.
+
+The proof gate takes these as an early report only: it decides from the
+compiled library (coqchk, Print Assumptions, the printed statements).
 
 Usage: proof_markers.py --self-test   check the reader on planted cases
 """
@@ -30,7 +37,14 @@ ASSUMPTION_COMMANDS = ("Axiom", "Axioms", "Parameter", "Parameters", "Conjecture
 # outside a section is an axiom).
 SECTION_COMMANDS = ("Hypothesis", "Hypotheses", "Variable", "Variables", "Context")
 MODIFIERS = ("Local", "Global", "Polymorphic", "Monomorphic", "Cumulative", "NonCumulative",
-             "Private", "Program", "Time", "Succeed")
+             "Private", "Program", "Time", "Succeed", "Instructions", "Profile", "Export",
+             "Import")
+# Control prefixes with an argument: `Timeout 100 Axiom ...` and
+# `Redirect "file" Axiom ...` (the string is blanked before classifying)
+# are the command after them.
+CONTROLS = re.compile(r"(?:Timeout\s+\d+|Redirect(?=\s))")
+# The sentences that end a proof: what follows is the next command.
+PROOF_ENDS = ("Qed", "Defined", "Admitted", "Abort", "Save")
 MARKER = re.compile(r"^\s*Law:\s*(" + ID + r")\s*$")
 MARKER_LIKE = re.compile(r"^\s*law\b", re.I)
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
@@ -44,6 +58,9 @@ class Declaration:
     path: list  # the names of the modules around the declaration
     line: int
     laws: list = field(default_factory=list)  # IDs of the markers before it
+    start: int = 0  # offset of its sentence
+    end: int = -1  # offset just after the sentence that ends its proof (-1: none found)
+    ending: str = ""  # the command that ends its proof (Qed, Defined, Abort, ...)
 
     def qualified(self, library):
         return ".".join([library] + self.path + [self.name])
@@ -57,6 +74,7 @@ class Sentence:
     modifiers: list
     start: int
     line: int
+    end: int  # offset just after its final '.'
 
 
 @dataclass
@@ -113,7 +131,8 @@ def blank_comments(text):
 
 
 def split_sentences(code):
-    """(start offset, text) of each sentence of code (comments blanked)."""
+    """(start offset, text, end offset) of each sentence of code (comments
+    blanked)."""
     sentences, begin = [], 0
     for m in re.finditer(r"\.(?=\s|$)", code):
         if m.start() > 0 and code[m.start() - 1] == ".":
@@ -121,15 +140,15 @@ def split_sentences(code):
         body = code[begin:m.start()]
         stripped = body.lstrip()
         if stripped:
-            sentences.append((begin + len(body) - len(stripped), stripped))
+            sentences.append((begin + len(body) - len(stripped), stripped, m.end()))
         begin = m.end()
     tail = code[begin:].lstrip()
     if tail:
-        sentences.append((len(code) - len(tail), tail))
+        sentences.append((len(code) - len(tail), tail, len(code)))
     return sentences
 
 
-def classify(start, body, line):
+def classify(start, body, line, end):
     i, attributes, modifiers = 0, [], []
     while True:
         while i < len(body) and (body[i].isspace() or body[i] in "-+*{}"):
@@ -148,6 +167,11 @@ def classify(start, body, line):
             attributes.append(body[i:j])
             i = j
             continue
+        m = CONTROLS.match(body, i)
+        if m:
+            modifiers.append(m.group(0).split()[0])
+            i = m.end()
+            continue
         m = IDENT.match(body, i)
         if m and m.group(0) in MODIFIERS:
             modifiers.append(m.group(0))
@@ -157,7 +181,7 @@ def classify(start, body, line):
     words = " ".join(body[i:].split())
     m = IDENT.match(words)
     return Sentence(m.group(0) if m else "", words, " ".join(attributes), modifiers, start,
-                    line)
+                    line, end)
 
 
 def read_coq(text):
@@ -165,9 +189,10 @@ def read_coq(text):
     result = CoqFile()
     code, comments = blank_comments(text)
     line_of = lambda pos: text.count("\n", 0, pos) + 1
-    sentences = [classify(s, b, line_of(s)) for s, b in split_sentences(code)]
+    sentences = [classify(s, b, line_of(s), e) for s, b, e in split_sentences(code)]
     blocks = []  # ("Section" | "Module", name)
     declared_at = {}
+    open_proof = None  # the declaration whose proof is being read
     for st in sentences:
         cmd, words = st.command, st.words
         refuse = lambda what: result.problems.append(
@@ -207,9 +232,21 @@ def read_coq(text):
             if not m:
                 result.problems.append((st.line, f"`{cmd}` without a name"))
                 continue
-            decl = Declaration(cmd, m.group(0), [n for k, n in blocks if k == "Module"], st.line)
+            decl = Declaration(cmd, m.group(0), [n for k, n in blocks if k == "Module"], st.line,
+                               start=st.start)
+            same = [d for d in result.declarations
+                    if d.name == decl.name and d.path == decl.path]
+            if same:
+                result.problems.append(
+                    (st.line, f"`{decl.name}` declared again (also line {same[0].line}): "
+                     "a law marker must name one constant"))
             result.declarations.append(decl)
             declared_at[st.start] = decl
+            open_proof = decl
+        elif open_proof is not None and (cmd in PROOF_ENDS or (
+                cmd == "Proof" and len(words.split()) > 1 and words.split()[1] not in ("with", "using"))):
+            open_proof.end, open_proof.ending = st.end, cmd
+            open_proof = None
         if cmd == "From" and re.match(r"From PM Require\b", words):
             rest = re.sub(r"^From PM Require\s+(Import\s+|Export\s+)?", "", words)
             result.imports.extend(rest.split())
@@ -232,6 +269,10 @@ def read_coq(text):
                  f"{', '.join(THEOREM_KEYWORDS[:-1])} or {THEOREM_KEYWORDS[-1]}"))
             continue
         decl.laws.append(marker.group(1))
+        if decl.ending not in ("Qed", "Defined", "Proof"):
+            result.problems.append(
+                (decl.line, f"law theorem {decl.name} ends with "
+                 f"`{decl.ending or '(nothing)'}`, not Qed, Defined or a `Proof term`"))
     return result
 
 
@@ -283,6 +324,16 @@ Proof. admit. Admitted.
 Definition six := 6.
 From PM Require Import Spans Machines.
 Extract Inductive nat => int [ "0" "succ" ].
+Timeout 100 Axiom t1 : False.
+Redirect "log" Export Unset Guard Checking.
+Timeout 100 Module Hidden.
+(* Law: A-SEVEN *)
+Theorem seven : True.
+Abort.
+Theorem seven : True.
+Proof I.
+End Hidden.
+Time Timeout 5 Extract Inlined Constant plus => "(+)".
 '''
 
 
@@ -291,7 +342,8 @@ def self_test():
     failures = []
     got = [(d.keyword, d.qualified("PM.F"), d.laws) for d in r.declarations]
     want = [("Theorem", "PM.F.one", ["A-ONE"]), ("Corollary", "PM.F.two", ["A-TWO"]),
-            ("Example", "PM.F.M.three", ["A-THREE", "A-FOUR"]), ("Lemma", "PM.F.open", [])]
+            ("Example", "PM.F.M.three", ["A-THREE", "A-FOUR"]), ("Lemma", "PM.F.open", []),
+            ("Theorem", "PM.F.Hidden.seven", ["A-SEVEN"]), ("Theorem", "PM.F.Hidden.seven", [])]
     if got != want:
         failures.append(f"declarations {got}, expected {want}")
     if r.imports != ["Spans", "Machines"]:
@@ -301,7 +353,10 @@ def self_test():
                 (25, "`Unset Guard Checking`"), (26, "bypass_check"),
                 (28, "`admit`"), (28, "`Admitted`"), (29, "malformed law marker"),
                 (30, "A-SIX is not followed"),
-                (33, "`Extract Inductive nat` replaces model code")]
+                (33, "`Extract Inductive nat` replaces model code"),
+                (34, "`Timeout Axiom` declares"), (35, "`Unset Guard Checking`"),
+                (38, "seven ends with `Abort`"), (40, "`seven` declared again"),
+                (43, "`Extract Inlined Constant` replaces model code")]
     unmatched = list(r.problems)
     for line, text in expected:
         hit = next((p for p in unmatched if p[0] == line and text in p[1]), None)

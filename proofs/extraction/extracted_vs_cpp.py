@@ -24,9 +24,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Operations per case: 14 of the span core, clean, and forward and backward
 # of the machine with an array sigma and with relu, the layers dense, conv,
-# conv_transpose, average_pool, graph_conv and time_conv, and the recurrent
-# machine (span, grading, cleaning).
-PER_CASE = 26
+# conv_transpose, average_pool, graph_conv and time_conv, and the seed's
+# three machines, RecurMachine, DenseMachine and ConvMachine (span, grading,
+# cleaning).
+PER_CASE = 28
 
 
 def run(cmd, **kw):
@@ -55,7 +56,7 @@ def main():
     parser.add_argument("--reference", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", default="20261201")
-    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--cases", type=int, default=1000)
     args = parser.parse_args()
 
     shutil.rmtree(args.out, ignore_errors=True)
@@ -83,13 +84,23 @@ def main():
     # Machines whose cleaned parameters are not all zero: some edges enter.
     nonempty["clean"] = sum(1 for l in lines if l.split()[1] == "clean"
                             and any(v != "0/1" for v in l.split()[3:]))
-    # Recurrent machines whose cleaning keeps a non-zero parameter.
-    nonempty["recur"] = sum(1 for l in lines if l.split()[1] == "recur"
-                            and any(v != "0/1" for v in l.split()[3:] if "/" in v))
+    # Seed machines whose cleaning keeps a non-zero parameter: the cleaned
+    # parameters are the rationals after the (integer) grades, at the end.
+    def cleaned(line):
+        tokens = line.split()
+        k = len(tokens)
+        while k > 0 and "/" in tokens[k - 1]:
+            k -= 1
+        return tokens[k:]
+
+    for op in ("recur", "dense_machine", "conv_machine"):
+        nonempty[op] = sum(1 for l in lines if l.split()[1] == op
+                           and any(v != "0/1" for v in cleaned(l)))
     print(f"extracted_vs_cpp: {args.cases} cases (seed {args.seed}), operations {', '.join(ops)}; "
           f"non-empty: {nonempty['fib']} fibre products, {nonempty['scomp']} span composites, "
-          f"{nonempty['pcomp']} parametric composites, {nonempty['clean']} machines and "
-          f"{nonempty['recur']} recurrent machines with a non-zero cleaned parameter")
+          f"{nonempty['pcomp']} parametric composites, {nonempty['clean']} machines, "
+          f"{nonempty['recur']} RecurMachines, {nonempty['dense_machine']} DenseMachines and "
+          f"{nonempty['conv_machine']} ConvMachines with a non-zero cleaned parameter")
     failures = []
     if min(nonempty.values()) * 2 < args.cases:
         failures.append("fewer than half of the fibre products, composites or cleaned "

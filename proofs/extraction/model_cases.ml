@@ -135,6 +135,12 @@ let () =
         let recur_timeblock = nat_of_int (read_int ()) in
         let recur_dims = read_list () in
         let recur_w = read_fn () in
+        let seed_dims = read_list () in
+        let seed_spatial = read_list () in
+        let seed_lo = read_list () in
+        let seed_hi = read_list () in
+        let dense_w = read_fn () in
+        let conv_w = read_fn () in
         let line op = Printf.printf "%d %s" i op in
         let nn = nat_of_int fn_ in
         line "id"; out_map n (eidentity_map (nat_of_int n)); print_newline ();
@@ -188,13 +194,20 @@ let () =
                      (nat_of_int max_lag));
         print_newline ();
         (* The recurrent machine: span, grading and cleaned parameters. *)
-        let recur = q_recur_span recur_length recur_pad recur_dims in
-        line "recur"; out_pspan recur;
-        let grades = to_list (q_recur_grades recur_length recur_timeblock recur_dims) in
-        Printf.printf " %d" (List.length grades);
-        List.iter (fun g -> Printf.printf " %d" (int_of_nat g)) grades;
-        out_fn (q_clean (q_recur_grades recur_length recur_timeblock recur_dims) recur recur_w);
-        print_newline ();
+        let out_machine op span grades w =
+          line op; out_pspan span;
+          let gl = to_list grades in
+          Printf.printf " %d" (List.length gl);
+          List.iter (fun g -> Printf.printf " %d" (int_of_nat g)) gl;
+          out_fn (q_clean grades span w);
+          print_newline ()
+        in
+        out_machine "recur" (q_recur_span recur_length recur_pad recur_dims)
+          (q_recur_grades recur_length recur_timeblock recur_dims) recur_w;
+        (* DenseMachine and ConvMachine, the same way. *)
+        out_machine "dense_machine" (q_dense_machine seed_dims) (q_dense_grades seed_dims) dense_w;
+        out_machine "conv_machine" (q_conv_machine seed_spatial seed_lo seed_hi seed_dims)
+          (q_conv_grades seed_spatial seed_dims) conv_w;
         loop (i + 1)
     | w -> Printf.eprintf "model_cases: expected `case`, found `%s`\n" w; exit 2
   in

@@ -20,7 +20,9 @@
 #include <string>
 
 #include "pm/layers/conv.hpp"
+#include "pm/layers/conv_machine.hpp"
 #include "pm/layers/dense.hpp"
+#include "pm/layers/dense_machine.hpp"
 #include "pm/layers/graph_conv.hpp"
 #include "pm/layers/pool.hpp"
 #include "pm/layers/recur_machine.hpp"
@@ -74,6 +76,13 @@ struct Case {
     Index pad = 0, timeblock = 1, length = 1;
     Fn w;
   } recur;
+  // The seed's other machines on one list of channel blocks:
+  // DenseMachine(dims) and ConvMachine(dims, pad, spatial), with their
+  // parameters.
+  struct Seed {
+    std::vector<Index> dims, spatial, pad_lo, pad_hi;
+    Fn dense_w, conv_w;
+  } seed;
 };
 
 // An index list as `size entries…`.
@@ -168,6 +177,10 @@ void write_case(std::ostream &out, const Case &c) {
   out << " " << c.recur.length << " " << c.recur.pad << " " << c.recur.timeblock;
   write_list(out, c.recur.dims);
   write_fn(out, c.recur.w);
+  for (const auto *v : {&c.seed.dims, &c.seed.spatial, &c.seed.pad_lo, &c.seed.pad_hi})
+    write_list(out, *v);
+  write_fn(out, c.seed.dense_w);
+  write_fn(out, c.seed.conv_w);
   out << "\n";
 }
 
@@ -252,6 +265,12 @@ bool read_case(std::istream &in, Case &c) {
   c.recur.timeblock = read_index(in, "recur.timeblock");
   c.recur.dims = list("recur.dims");
   c.recur.w = read_fn(in, "recur.w");
+  c.seed.dims = list("seed.dims");
+  c.seed.spatial = list("seed.spatial");
+  c.seed.pad_lo = list("seed.pad_lo");
+  c.seed.pad_hi = list("seed.pad_hi");
+  c.seed.dense_w = read_fn(in, "seed.dense_w");
+  c.seed.conv_w = read_fn(in, "seed.conv_w");
   return true;
 }
 
@@ -324,6 +343,17 @@ struct Generator {
     Index channels = 0;
     for (Index d : c.recur.dims) channels += d;
     c.recur.w = fn((c.recur.pad + 1) * channels * channels);
+    Index seed_channels = 0, taps = 1;
+    for (Index k = size(1, 3); k > 0; --k) c.seed.dims.push_back(size(1, 2));
+    for (Index d : c.seed.dims) seed_channels += d;
+    for (Index r = size(1, 2); r > 0; --r) {
+      c.seed.spatial.push_back(size(1, 3));
+      c.seed.pad_lo.push_back(size(0, 2));
+      c.seed.pad_hi.push_back(size(0, 2));
+      taps *= c.seed.pad_lo.back() + c.seed.pad_hi.back() + 1;
+    }
+    c.seed.dense_w = fn(seed_channels * seed_channels);
+    c.seed.conv_w = fn(taps * seed_channels * seed_channels);
     return c;
   }
   // A graph convolution; for the symmetric normalisation, which is exact
@@ -466,15 +496,15 @@ struct MutUncleanedGradient : MachineReference {
 
 // The layer constructors, and mutants that each forget one field of the
 // specification or one step of the construction.
-// What the comparison reads of a recurrent machine: its span, its grading
-// and the cleaning of its parameters.
-struct RecurResult {
+// What the comparison reads of a seed machine (RecurMachine, DenseMachine,
+// ConvMachine): its span, its grading and the cleaning of its parameters.
+struct MachineResult {
   PSpan span;
   std::vector<Index> grades;
   Fn clean;
 };
-RecurResult recur_result(const pm::RecurMachine<Q> &m, const Fn &w) {
-  return RecurResult{m.machine().span(), m.machine().grading().grades(), m.clean(w)};
+template <class M> MachineResult machine_result(const M &m, const Fn &w) {
+  return MachineResult{m.machine().span(), m.machine().grading().grades(), m.clean(w)};
 }
 
 struct LayerReference {
@@ -484,9 +514,21 @@ struct LayerReference {
   static Span average_pool(const pm::PoolSpec &c) { return pm::average_pool<Q>(c); }
   static PSpan graph_conv(const pm::GraphConvSpec &c) { return pm::graph_conv<Q>(c); }
   static PSpan time_conv(const pm::TimeConvSpec &c) { return pm::time_conv<Q>(c); }
-  static RecurResult recur(const Case::Recur &r) {
-    return recur_result(
+  static MachineResult recur(const Case::Recur &r) {
+    return machine_result(
         pm::RecurMachine<Q>(r.dims, pm::Sigma<Q>::relu(), r.pad, r.timeblock, r.length), r.w);
+  }
+  static MachineResult dense_machine(const Case::Seed &s) {
+    return machine_result(pm::DenseMachine<Q>(s.dims, pm::Sigma<Q>::relu()), s.dense_w);
+  }
+  static MachineResult conv_machine(const Case::Seed &s) {
+    std::vector<Index> pad;
+    for (std::size_t j = 0; j < s.spatial.size(); ++j) {
+      pad.push_back(s.pad_lo[j]);
+      pad.push_back(s.pad_hi[j]);
+    }
+    return machine_result(pm::ConvMachine<Q>(s.dims, pm::Sigma<Q>::relu(), pad, s.spatial),
+                          s.conv_w);
   }
 };
 struct MutDenseOutputMajor : LayerReference {
@@ -555,16 +597,31 @@ struct MutGraphSymmetricAsMean : LayerReference {
 // The authors' cleaning: with more than one time block, lag 0 zeroed for
 // every channel pair.
 struct MutRecurAuthorsClean : LayerReference {
-  static RecurResult recur(const Case::Recur &r) {
-    RecurResult out = LayerReference::recur(r);
+  static MachineResult recur(const Case::Recur &r) {
+    MachineResult out = LayerReference::recur(r);
     const Index n = out.span.source() / r.length;
     if (r.length > r.timeblock) std::fill(out.clean.begin(), out.clean.begin() + n * n, Q(0));
     return out;
   }
 };
 struct MutRecurTimeblockIgnored : LayerReference { // every time step its own block
-  static RecurResult recur(const Case::Recur &r) {
-    return recur_result(pm::RecurMachine<Q>(r.dims, pm::Sigma<Q>::relu(), r.pad, 1, r.length), r.w);
+  static MachineResult recur(const Case::Recur &r) {
+    return machine_result(pm::RecurMachine<Q>(r.dims, pm::Sigma<Q>::relu(), r.pad, 1, r.length),
+                          r.w);
+  }
+};
+struct MutDenseMachineOneBlock : LayerReference { // the channel blocks merged into one
+  static MachineResult dense_machine(Case::Seed s) {
+    Index n = 0;
+    for (Index d : s.dims) n += d;
+    s.dims = {n};
+    return LayerReference::dense_machine(s);
+  }
+};
+struct MutConvMachinePadsSwapped : LayerReference {
+  static MachineResult conv_machine(Case::Seed s) {
+    std::swap(s.pad_lo, s.pad_hi);
+    return LayerReference::conv_machine(s);
   }
 };
 struct MutTimeConvKernelOrder : LayerReference { // lag k instead of max_lag − k
@@ -645,11 +702,15 @@ void evaluate(std::istream &in, std::ostream &out) {
     out << "\n";
     out_pspan(line("time_conv"), LImpl::time_conv(c.time));
     out << "\n";
-    const RecurResult r = LImpl::recur(c.recur);
-    out_pspan(line("recur"), r.span);
-    write_list(out, r.grades);
-    write_fn(out, r.clean);
-    out << "\n";
+    const auto seed_machine = [&](const char *op, const MachineResult &r) {
+      out_pspan(line(op), r.span);
+      write_list(out, r.grades);
+      write_fn(out, r.clean);
+      out << "\n";
+    };
+    seed_machine("recur", LImpl::recur(c.recur));
+    seed_machine("dense_machine", LImpl::dense_machine(c.seed));
+    seed_machine("conv_machine", LImpl::conv_machine(c.seed));
   }
 }
 
@@ -694,6 +755,9 @@ const std::map<std::string, Evaluator> &policies() {
       {"MutGraphSymmetricAsMean", evaluate<Reference, MachineReference, MutGraphSymmetricAsMean>},
       {"MutRecurAuthorsClean", evaluate<Reference, MachineReference, MutRecurAuthorsClean>},
       {"MutRecurTimeblockIgnored", evaluate<Reference, MachineReference, MutRecurTimeblockIgnored>},
+      {"MutDenseMachineOneBlock", evaluate<Reference, MachineReference, MutDenseMachineOneBlock>},
+      {"MutConvMachinePadsSwapped",
+       evaluate<Reference, MachineReference, MutConvMachinePadsSwapped>},
       {"MutTimeConvKernelOrder", evaluate<Reference, MachineReference, MutTimeConvKernelOrder>},
       {"MutConvTransposeUntransposed",
        evaluate<Reference, MachineReference, MutConvTransposeUntransposed>},

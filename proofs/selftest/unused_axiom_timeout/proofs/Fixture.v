@@ -1,0 +1,7 @@
+(* An assumption that no theorem uses still makes the library inconsistent
+   or its proofs conditional. *)
+Timeout 100 Axiom ax : False.
+
+(* Law: FIX-ONE *)
+Theorem one : forall n : nat, n + 0 = n.
+Proof. intro n; rewrite <- plus_n_O; reflexivity. Qed.
