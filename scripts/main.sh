@@ -5,10 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# PM_WERROR=ON (as .ci/run sets it) builds with the flags of scripts/test.sh,
+# whose build of build/ then reuses these objects instead of compiling them again.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPM_BUILD_TESTS=OFF \
-  -DPM_BUILD_EXAMPLES=OFF -DPM_BUILD_BENCHMARKS=OFF
-cmake --build build -j "$(nproc)" --target pmach
-# The Python package, installed for /usr/bin/python3 (python/CMakeLists.txt).
-cmake --build build -j "$(nproc)" --target pmach_python
+  -DPM_BUILD_EXAMPLES=OFF -DPM_BUILD_BENCHMARKS=OFF -DPM_WERROR="${PM_WERROR:-OFF}"
+# pmach and the Python package (installed for /usr/bin/python3, see
+# python/CMakeLists.txt) in one build, so that their translation units share the cores.
+cmake --build build -j "$(nproc)" --target pmach pmach_python
 cmake --install build --component python
 ./build/src/cli/pmach check "$@"
