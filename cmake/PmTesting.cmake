@@ -3,18 +3,6 @@
 add_library(pm_catch_main STATIC ${PROJECT_SOURCE_DIR}/tests/support/catch_main.cpp)
 target_link_libraries(pm_catch_main PUBLIC Catch2::Catch2)
 
-# The third-party headers every test parses (Catch2, Boost.Multiprecision of
-# pm::Rational, nlohmann/json of the readers), precompiled once and reused by
-# every test executable: parsing them took several seconds of each test's
-# compile. Not Eigen: pm/kernels/eigen.hpp includes it inside its own
-# warning settings. The host target compiles with the tests' flags (pm's).
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/pm_test_pch.cpp "// the precompiled headers' host\n")
-add_library(pm_test_pch OBJECT ${CMAKE_CURRENT_BINARY_DIR}/pm_test_pch.cpp)
-target_link_libraries(pm_test_pch PRIVATE pm Catch2::Catch2)
-target_precompile_headers(pm_test_pch PRIVATE <catch2/catch.hpp>
-                          <boost/multiprecision/cpp_bin_float.hpp>
-                          <boost/multiprecision/cpp_int.hpp> <nlohmann/json.hpp>)
-
 # pm_add_test_dir(<dir> <prefix> [LIBS ...]): every <dir>/**/*.cpp becomes a
 # test executable <prefix>_<stem>.
 function(pm_add_test_dir dir prefix)
@@ -32,7 +20,6 @@ function(pm_add_test_dir dir prefix)
     add_executable(${target} ${src})
     target_include_directories(${target} PRIVATE ${dir} ${PROJECT_SOURCE_DIR})
     target_link_libraries(${target} PRIVATE pm pm_catch_main ${ARG_LIBS})
-    target_precompile_headers(${target} REUSE_FROM pm_test_pch)
     # Where the tests find examples/data, whatever the build's path style.
     target_compile_definitions(${target} PRIVATE PM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     add_test(NAME ${target} COMMAND ${target})
