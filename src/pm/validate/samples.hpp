@@ -207,10 +207,13 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
   require(fs::is_directory(dir), dir, ": expected a directory of .npy samples");
   require(present("x.npy"), path("x.npy"), ": expected the inputs of the samples");
   const io::NpyArray xa = io::read_npy(path("x.npy"));
-  // Bounded before any rational is computed (docs/formats.md §5.2).
+  // Bounded before any rational is computed (docs/formats.md §5.2): the
+  // batch, then the work of the exact reference on it.
+  const std::uint64_t batch = xa.shape == d.source.extents() || xa.shape.empty() ? 1 : xa.shape[0];
+  io::require_batch(batch, d.source.size(), path("x.npy"));
   io::require_exact_reference(
-      {d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(), 0},
-      xa.shape == d.source.extents() || xa.shape.empty() ? 1 : xa.shape[0], path("x.npy"));
+      {d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(), 0}, batch,
+      path("x.npy"));
   const auto x = sample_columns(xa, d.source, path("x.npy"));
   // The parameters: one vector for all samples, or one per sample.
   std::vector<Function<Q>> ws;
