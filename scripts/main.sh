@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# PM_WERROR=ON (as .ci/run sets it) builds with the flags of scripts/test.sh,
+# whose build of build/ then reuses these objects instead of compiling them again.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPM_BUILD_TESTS=OFF \
-  -DPM_BUILD_EXAMPLES=OFF -DPM_BUILD_BENCHMARKS=OFF
+  -DPM_BUILD_EXAMPLES=OFF -DPM_BUILD_BENCHMARKS=OFF -DPM_WERROR="${PM_WERROR:-OFF}"
+# pmach and the Python module in one build, so that their translation units share the cores.
 cmake --build build -j "$(nproc)" --target pmach pmach_python
 # The Python package, installed by pip from the same build tree (setup.py
 # builds the target pmach_python in PMACH_CMAKE_BUILD_DIR: nothing is compiled

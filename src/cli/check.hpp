@@ -91,12 +91,12 @@ inline void add_exact_skipped(pm::Report &rep, const std::string &subject, const
 // (cases × the model's size, pm/io/bounds.hpp) the laws run in double only,
 // and the table says so.
 inline bool exact_affordable(const pm::io::ModelSize &size, const pm::ValidateOptions &opt) {
-  return opt.cases <= pm::io::max_check_work_exact / size.per_sample();
+  return opt.cases <= pm::io::max_check_work_exact / size.per_check_case();
 }
 
 inline std::string too_large(const pm::io::ModelSize &size, const pm::ValidateOptions &opt) {
-  return std::to_string(opt.cases) + " cases × " + std::to_string(size.per_sample()) +
-         " points, edges, parameters and levels, more than " +
+  return std::to_string(opt.cases) + " cases × " + std::to_string(size.per_check_case()) +
+         " steps (points, edges, parameters and levels, times levels + 1), more than " +
          std::to_string(pm::io::max_check_work_exact) +
          " for exact arithmetic: checked in double only";
 }
@@ -104,10 +104,11 @@ inline std::string too_large(const pm::io::ModelSize &size, const pm::ValidateOp
 // The laws run `cases` cases, each costing about the model's size.
 inline void require_check_work(const pm::io::ModelSize &size, const pm::ValidateOptions &opt,
                                const std::string &file) {
-  pm::require(opt.cases <= pm::io::max_check_work / size.per_sample(), file, ": ", opt.cases,
-              " cases × ", size.per_sample(),
-              " points, edges, parameters and levels, expected at most ", pm::io::max_check_work,
-              "; use fewer --cases");
+  pm::require(opt.cases <= pm::io::max_check_work / size.per_check_case(), file, ": ", opt.cases,
+              " cases × ", size.per_check_case(),
+              " steps (points, edges, parameters and levels, times levels + 1), expected at most ",
+              pm::io::max_check_work,
+              opt.cases > 1 ? "; use fewer --cases" : ": too large to check");
 }
 
 inline pm::Report check_layer_file(const pm::io::LayerDescription &d, pm::ValidateOptions opt) {

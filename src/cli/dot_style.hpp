@@ -4,6 +4,7 @@
 // labels when the colours run out), and the three kinds of edge of a span on
 // graded spaces: kept, dropped by cleaning, and not raising the grading.
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "pm/category/parametric_span.hpp"
+#include "pm/category/scalar.hpp"
 #include "pm/machine/clean.hpp"
 
 namespace pmach::dot {
@@ -23,10 +25,30 @@ inline std::string decimal(const pm::Rational &q) {
     os << q;
     return os.str();
   }
+  const double x = q.convert_to<double>();
   char buf[32];
+  if (std::isfinite(x) && (x != 0 || q == 0)) {
+    const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 3);
+    return std::string(buf, r.ptr);
+  }
+  // Beyond the range of double (a measure 1e400 or 1e-400, read exactly):
+  // |q| = m · 10^e with 1 ≤ m < 10, found on the rational itself.
+  using boost::multiprecision::cpp_int;
+  const cpp_int n = abs(boost::multiprecision::numerator(q)),
+                d = boost::multiprecision::denominator(q);
+  long e = long((long(msb(n)) - long(msb(d))) * 0.3010299956639812); // log10(2)
+  const pm::Rational ten_e =
+      pm::Rational(boost::multiprecision::pow(cpp_int(10), unsigned(std::abs(e))));
+  pm::Rational m = abs(q);
+  if (e >= 0)
+    m /= ten_e;
+  else
+    m *= ten_e;
+  for (; m >= 10; ++e) m /= 10;
+  for (; m < 1; --e) m *= 10;
   const auto r =
-      std::to_chars(buf, buf + sizeof buf, q.convert_to<double>(), std::chars_format::general, 3);
-  return std::string(buf, r.ptr);
+      std::to_chars(buf, buf + sizeof buf, m.convert_to<double>(), std::chars_format::general, 3);
+  return std::string(q < 0 ? "-" : "") + std::string(buf, r.ptr) + "e" + std::to_string(e);
 }
 
 // name followed by the number n ("x12", "level 3"), appended rather than

@@ -203,6 +203,9 @@ inline int run_eval(const Args &args) {
               args.positional.size(), " arguments");
   pm::require(args.has("y0"), "eval: expected --y0 FILE");
   pm::require(args.has("out"), "eval: expected --out DIR");
+  // An empty path names no file: say which option has it.
+  for (const char *o : {"y0", "z0", "ybar", "zbar", "w", "out"})
+    pm::require(!args.has(o) || !args.get(o).empty(), "--", o, ": is '', expected a path");
   const std::string precision = args.get("precision", "double");
   pm::require(precision == "float" || precision == "double" || precision == "exact",
               "--precision: is '", precision, "', expected float, double or exact");

@@ -2,11 +2,12 @@
 // semantics, evaluate them, and draw them. See `pmach --help`.
 #include <csignal>
 #include <iostream>
+#include <set>
+#include <string>
 
-#include "check.hpp"
-#include "dot.hpp"
-#include "eval.hpp"
-#include "make.hpp"
+#include "commands.hpp"
+#include "pm/io/output.hpp"
+#include "pm/io/printable.hpp"
 #include "pm/version.hpp"
 
 namespace {
@@ -43,18 +44,26 @@ int main(int argc, char **argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   const Command commands[] = {
       {"check",
-       pmach::check_help,
+       pmach::command::check_help(),
        {"cases", "seed", "against", "same-as", "law", "subject", "junit"},
        {"json", "kernels", "help"},
-       pmach::run_check},
+       pmach::command::check},
       {"eval",
-       pmach::eval_help,
+       pmach::command::eval_help(),
        {"y0", "z0", "ybar", "zbar", "w", "out", "precision"},
        {"json", "kernels", "help"},
-       pmach::run_eval},
-      {"dot", pmach::dot_help, {"out"}, {"summary", "full", "help"}, pmach::run_dot},
-      {"make", pmach::make_help, {}, {"help"}, nullptr},
-      {"probe", pmach::probe_help, {"out", "seed", "cases"}, {"help"}, pmach::run_probe},
+       pmach::command::eval},
+      {"dot",
+       pmach::command::dot_help(),
+       {"out"},
+       {"summary", "full", "help"},
+       pmach::command::dot},
+      {"make", pmach::command::make_help(), {}, {"help"}, nullptr},
+      {"probe",
+       pmach::command::probe_help(),
+       {"out", "seed", "cases"},
+       {"help"},
+       pmach::command::probe},
   };
   if (argc < 2) {
     std::cerr << "pmach: error: expected a command (check, eval, dot, make or probe), see pmach "
@@ -83,7 +92,7 @@ int main(int argc, char **argv) {
             std::cout << c.help;
             return 0;
           }
-        const int code = pmach::run_make(argc, argv);
+        const int code = pmach::command::make(argc, argv);
         pm::io::flush_standard_output();
         return code;
       }

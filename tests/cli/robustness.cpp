@@ -390,3 +390,64 @@ TEST_CASE("non-finite results are never written; a machine without parameters ru
   REQUIRE(pmach("eval " + p + " --y0 y0b.npy --out o").code == 0);
   CHECK(pm::io::read_npy((work / "o" / "y.npy").string()).data == std::vector<double>{2, 7});
 }
+
+// The line of the table for `law` on a subject containing `subject`.
+std::string row_of(const std::string &table, const std::string &law, const std::string &subject) {
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(law + " ", 0) == 0 && line.find(subject) != std::string::npos) return line;
+  return "";
+}
+
+TEST_CASE("check: an overflowing bound is too weak; causality and exact samples bounded") {
+  fs::remove_all(work);
+  // σ = y² over 16 levels: the squares overflow double, and so do the
+  // bounds, so MACH-EQUATION (double) decides nothing (it failed with
+  // -nan / -nan).
+  std::string dims = "1";
+  for (int k = 1; k < 16; ++k) dims += ", 1";
+  const std::string square = file("square16.json", "{" + head + R"("machine": "DenseMachine",
+      "dims": [)" + dims + R"(], "sigma": {"polynomial": [0, 0, 1]}})");
+  const Run c = pmach("check " + square + " --cases 5", 512, 20);
+  INFO(c.out << c.err);
+  CHECK(c.code == 1);
+  const std::string equation = row_of(c.out, "MACH-EQUATION", "(double)");
+  CHECK(equation.find("too weak") != std::string::npos);
+  CHECK(c.out.find("overflows the scalar type") != std::string::npos);
+  CHECK(c.out.find("-nan") == std::string::npos);
+  CHECK(c.out.find(", 0 failed,") != std::string::npos);
+  // A measure beyond double, read exactly from CSV: drawn as 1e400 (it was
+  // `inf`), and the laws in double are too weak, never failed.
+  file("huge.csv", "s,t,pi,mu\n0,0,0,1e400\n");
+  const std::string huge = file("huge.json", R"({"pmach": 1, "kind": "layer",
+      "source": {"shape": [1]}, "target": {"shape": [1]}, "parameters": {"shape": [1]},
+      "edges": {"csv": "huge.csv"}})");
+  const Run drawn = pmach("dot " + huge, 512, 10);
+  INFO(drawn.out << drawn.err);
+  CHECK(drawn.code == 0);
+  CHECK(drawn.out.find("1e400") != std::string::npos);
+  CHECK(drawn.out.find("inf") == std::string::npos);
+  const Run huge_check = pmach("check " + huge + " --cases 5", 512, 20);
+  INFO(huge_check.out << huge_check.err);
+  CHECK(huge_check.code == 1);
+  CHECK(huge_check.out.find("too weak") != std::string::npos);
+  CHECK(huge_check.out.find(", 0 failed,") != std::string::npos);
+  CHECK(huge_check.out.find("nan") == std::string::npos);
+  // The causality law runs a forward pass per level: O(levels²) per case,
+  // refused before it runs for 4096 levels (it took 53 s per case).
+  const std::string recur = file("recur4096.json", "{" + head + R"("machine": "RecurMachine",
+      "dims": [1], "sigma": "relu", "length": 4096, "pad": 1, "timeblock": 1})");
+  expect_refused(pmach("check " + recur + " --cases 1", 512, 10), "times levels + 1");
+  // The exact reference of --against: 256 samples × (2^14 edges and
+  // parameters) is refused before any rational is computed.
+  const Run made = pmach("make dense --in 128 --out 128 --file dense128.json", 512, 10);
+  REQUIRE(made.code == 0);
+  fs::create_directories(work / "samples");
+  npy("samples/x.npy", {256, 128}, std::vector<double>(256 * 128, 1.0));
+  expect_refused(pmach("check dense128.json --against samples --cases 1", 512, 10),
+                 "steps of the exact reference, expected at most 4194304");
+  // An empty path is named with its option.
+  npy("y0.npy", {16}, std::vector<double>(16, 1.0));
+  expect_refused(pmach("eval " + square + " --y0 y0.npy --out \"\"", 512, 10),
+                 "--out: is '', expected a path");
+}

@@ -6,6 +6,7 @@
 // expected verdicts do not depend on the code under test.
 #include <catch2/catch.hpp>
 
+#include "pm/validate/machine_samples.hpp"
 #include "pm/validate/samples.hpp"
 
 using pm::Rational;
@@ -43,4 +44,21 @@ TEST_CASE("--against: float32 rows with batch × fan-in near 2^24 are too weak")
   // Far below, the bound decides: the correct value passes, the wrong fails.
   CHECK(row(781, 1000).status == Status::passed);
   CHECK(row(-781000, 1000).status == Status::failed);
+}
+
+TEST_CASE("--against on a machine: every γ_n ≥ 1 makes its bounds infinite") {
+  // docs/formats.md §4: a bound with γ_n ≥ 1 (n·u ≥ 1/2) is "too weak"; the
+  // machine's bounds gave up only at n·u ≥ 1, so that at n·u = 3/4 (γ = 3)
+  // a grad_w of the wrong sign passed. Not finite, compare_to_bound makes
+  // the row too weak (above).
+  using pm::validation::MachineBound;
+  const double u = 0x1p-24;
+  CHECK(std::isinf(MachineBound::bounding_gamma(double(3 << 22), u))); // n·u = 3/4
+  CHECK(std::isinf(MachineBound::bounding_gamma(double(1 << 23), u))); // n·u = 1/2: γ = 1
+  CHECK(MachineBound::bounding_gamma(double(1 << 22), u) == 1.0 / 3);  // n·u = 1/4
+  const pm::io::NpyArray t{{1}, {-781000}, pm::io::Dtype::float32};
+  const double bound = MachineBound::bounding_gamma(double(3 << 22), u) * 781;
+  CHECK(pm::validation::compare_to_bound("grad_w", "s", t, std::vector<double>{781},
+                                         std::vector<double>{bound}, 1)
+            .status == Status::too_weak);
 }

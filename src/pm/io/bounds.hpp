@@ -29,9 +29,11 @@ inline constexpr std::uint64_t max_work_exact = std::uint64_t{1} << 22;
 // the levels of a machine; beyond it, exact arithmetic would take hours.
 inline constexpr std::uint64_t max_exact_bits = std::uint64_t{1} << 17;
 // pmach check: cases per law, and cases × (points + edges + parameters +
-// levels) for the run of all laws on one file, in double (refused beyond)
-// and exactly (beyond, the laws run in double only). Measured: a case of
-// 2^22 parameters takes 2.7 s in double for all laws, so 2^25 is ~20 s.
+// levels + 1) × (levels + 1) for the run of all laws on one file (the
+// causality law runs a forward pass per level: ModelSize::per_check_case),
+// in double (refused beyond) and exactly (beyond, the laws run in double
+// only). Measured: a case of 2^22 parameters takes 2.7 s in double for all
+// laws, so 2^25 is ~20 s.
 inline constexpr std::uint64_t max_cases = 100000;
 inline constexpr std::uint64_t max_check_work = std::uint64_t{1} << 25;
 inline constexpr std::uint64_t max_check_work_exact = std::uint64_t{1} << 21;
@@ -45,6 +47,13 @@ struct ModelSize {
   std::uint64_t edges = 0, parameters = 0, levels = 0;
 
   std::uint64_t per_sample() const { return in + out + edges + parameters + levels + 1; }
+  // One case of the laws of pmach check: a forward pass per level for the
+  // causality law (MACH-CAUSALITY, O(levels²) for a machine), and the other
+  // laws' passes; a layer has no levels.
+  std::uint64_t per_check_case() const {
+    const std::uint64_t passes = levels + 1;
+    return per_sample() <= ~std::uint64_t{0} / passes ? per_sample() * passes : ~std::uint64_t{0};
+  }
 };
 
 // A batch of `batch` samples on a space of `points` points, from `file`.
@@ -71,6 +80,17 @@ inline void require_evaluation(const ModelSize &size, std::uint64_t batch, bool 
   require(batch <= work / size.per_sample(), file, ": ", batch, " samples × ", size.per_sample(),
           " (points + edges + parameters + levels) steps, expected at most ", work, " ",
           exact ? "with --precision exact; use --precision double" : "per evaluation");
+}
+
+// pmach check --against on a layer: the reference of the samples is computed
+// exactly (forward, transpose and gradient of every sample), so its work is
+// bounded as an exact evaluation's.
+inline void require_exact_reference(const ModelSize &size, std::uint64_t batch,
+                                    const std::string &file) {
+  require(batch <= max_work_exact / size.per_sample(), file, ": ", batch, " samples × ",
+          size.per_sample(),
+          " (points + edges + parameters + 1) steps of the exact reference, expected at most ",
+          max_work_exact, "; compare fewer samples");
 }
 
 // Bits of a rational: of its numerator and of its denominator.

@@ -124,6 +124,10 @@ using Codes = std::vector<std::vector<int>>;
 struct Comparison {
   bool ok = true;
   bool vacuous = true; // both sides entirely zero
+  // A component whose bound is not finite (the magnitudes of its sides
+  // overflow the scalar type, or ∞ · 0 in them): it decides nothing, so the
+  // law ends "too weak" rather than passed or failed.
+  bool overflowed = false;
   double error = 0, bound = 0;
   std::string where;         // the worst component and its two sides
   Counterexample sides = {}; // the failing component and its two sides, as scalars
@@ -147,6 +151,10 @@ Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S>
       const S b = gamma<S>(n) * (ml[i] + mr[i]);
       bound = double(b);
       ok = std::abs(l[i] - r[i]) <= b; // false for NaN
+      if (!std::isfinite(bound)) {
+        c.overflowed = true;
+        continue;
+      }
     }
     const double ratio =
         ok ? (bound > 0 ? err / bound : 0) : std::numeric_limits<double>::infinity();
@@ -182,7 +190,7 @@ LawResult run_law(const std::string &law, const std::string &subject,
   LawResult r{law, subject, Status::passed, 0, exact, 0, 0, opt.seed, ""};
   std::mt19937_64 rng(opt.seed ^ fnv1a(law));
   UniformInt<int> code(-range, range), zero(0, 7);
-  std::size_t vacuous = 0;
+  std::size_t vacuous = 0, overflowed = 0;
   double worst = -1;
   auto safe_eval = [&](const Codes &c) {
     try {
@@ -205,6 +213,7 @@ LawResult run_law(const std::string &law, const std::string &subject,
     const Comparison cmp = safe_eval(c);
     ++r.cases;
     if (cmp.vacuous) ++vacuous;
+    if (cmp.overflowed) ++overflowed;
     const double ratio = cmp.bound > 0 ? cmp.error / cmp.bound : (cmp.error > 0 ? 1e300 : 0);
     if (ratio > worst) {
       worst = ratio;
@@ -260,6 +269,13 @@ LawResult run_law(const std::string &law, const std::string &subject,
   if (r.cases == 0) {
     r.status = Status::too_weak;
     r.detail = "no case was run";
+    return r;
+  }
+  // Too weak: a bound overflowed, so that a case was not decided.
+  if (overflowed > 0) {
+    r.status = Status::too_weak;
+    r.detail = std::to_string(overflowed) + " of " + std::to_string(r.cases) +
+               " cases have a bound that overflows the scalar type (not finite): not decided";
     return r;
   }
   // Too weak: more than 90% of the cases compared only zeros, so the law was

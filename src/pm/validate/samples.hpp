@@ -122,7 +122,7 @@ LawResult compare_to_bound(const std::string &name, const std::string &subject,
     for (double b : bound)
       if (!std::isfinite(b)) {
         r.status = Status::too_weak;
-        r.detail = "no finite bound: the rounding-error chain n has n·u ≥ 1 (" +
+        r.detail = "no finite bound: a rounding-error chain n has γ_n ≥ 1 (n·u ≥ 1/2) (" +
                    std::to_string(reference.size()) + " values; see docs/tolerances.md)";
         break;
       }
@@ -206,7 +206,15 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
   auto present = [&](const char *f) { return fs::exists(path(f)); };
   require(fs::is_directory(dir), dir, ": expected a directory of .npy samples");
   require(present("x.npy"), path("x.npy"), ": expected the inputs of the samples");
-  const auto x = sample_columns(io::read_npy(path("x.npy")), d.source, path("x.npy"));
+  const io::NpyArray xa = io::read_npy(path("x.npy"));
+  // Bounded before any rational is computed (docs/formats.md §5.2): the
+  // batch, then the work of the exact reference on it.
+  const std::uint64_t batch = xa.shape == d.source.extents() || xa.shape.empty() ? 1 : xa.shape[0];
+  io::require_batch(batch, d.source.size(), path("x.npy"));
+  io::require_exact_reference(
+      {d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(), 0}, batch,
+      path("x.npy"));
+  const auto x = sample_columns(xa, d.source, path("x.npy"));
   // The parameters: one vector for all samples, or one per sample.
   std::vector<Function<Q>> ws;
   if (present("w.npy")) {
