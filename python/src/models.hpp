@@ -120,7 +120,7 @@ struct LayerModel {
   std::string who() const { return d.file.empty() ? d.name : d.file; }
 
   template <class S> const Span<S> &span() const {
-    return spans.get<S>([&] { return pm::io::with_scalar<S>(d.span); });
+    return spans.get<S>([&] { return pm::io::with_scalar<S>(pm::io::edges_of(d, who())); });
   }
   template <class S> const SpanPlan<S> &plan() const {
     return plans.get<S>([&] { return pm::kernels::span_plan(span<S>()); });
@@ -138,7 +138,7 @@ struct LayerModel {
     bool axis = false;
     const Index n = batch_size(x, d.source, "x", 0, &axis);
     if constexpr (std::is_floating_point_v<S>) {
-      if (kernels) {
+      if (kernels && !d.bias) { // with a bias: the reference, which sets the bias point to 1
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x");
@@ -154,7 +154,9 @@ struct LayerModel {
     }
     require_reference<S>(kernels);
     const pm::Function<S> wv = weights<S>(w);
-    return batch_to_numpy(pm::act(span<S>(), wv, batch_from<S>(x, d.source, "x")), d.target, axis);
+    return batch_to_numpy(
+        pm::act(span<S>(), wv, pm::io::span_input(d, batch_from<S>(x, d.source, "x"))), d.target,
+        axis);
   }
 
   // (L_wᵀ g, Σ_b ∇_w ⟨g_b, L_w x_b⟩) for x of shape (n, *source) and g (n, *target).
@@ -165,7 +167,7 @@ struct LayerModel {
     const Index n = batch_size(x, d.source, "x", 0, &axis);
     batch_size(g, d.target, "g", n);
     if constexpr (std::is_floating_point_v<S>) {
-      if (kernels) {
+      if (kernels && !d.bias) {
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x"), ga = as_array<S>(g, "g");
@@ -183,10 +185,12 @@ struct LayerModel {
     }
     require_reference<S>(kernels);
     const pm::Function<S> wv = weights<S>(w);
-    const pm::Batch<S> xb = batch_from<S>(x, d.source, "x"), gb = batch_from<S>(g, d.target, "g");
+    const pm::Batch<S> xb = pm::io::span_input(d, batch_from<S>(x, d.source, "x")),
+                       gb = batch_from<S>(g, d.target, "g");
     const Span<S> &a = span<S>();
-    return py::make_tuple(batch_to_numpy(pm::act(pm::transpose(a), wv, gb), d.source, axis),
-                          to_numpy<S>(pm::parameter_gradient(a, xb, gb), d.parameters.extents()));
+    return py::make_tuple(
+        batch_to_numpy(pm::io::source_part(d, pm::act(pm::transpose(a), wv, gb)), d.source, axis),
+        to_numpy<S>(pm::parameter_gradient(a, xb, gb), d.parameters.extents()));
   }
 
   template <class S> void require_reference(bool kernels) const {

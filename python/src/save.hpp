@@ -41,8 +41,8 @@ inline void write_model(const std::filesystem::path &json, pm::io::Json j,
 inline void save_layer(const LayerModel &m, const std::string &path) {
   const auto json = detail::checked_json_path(path, "save");
   const pm::io::LayerDescription &d = m.d;
-  pm::io::Json j =
-      pm::io::layer_json(d.name, d.source, d.target, d.parameters, d.has_parameters, d.span);
+  pm::io::Json j = pm::io::layer_json(d.name, d.source, d.target, d.parameters, d.has_parameters,
+                                      pm::io::edges_of(d, "save"));
   if (d.source_grading)
     j["grading"] = {{"source", detail::grading_json(*d.source_grading)},
                     {"target", detail::grading_json(*d.target_grading)}};
