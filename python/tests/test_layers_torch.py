@@ -148,3 +148,14 @@ def test_parameterless_layers_refuse_a_bias_and_bad_layouts():
         pmach.layers.conv(4, 1, 1, 3, padding=1, padding_mode="mirror")
     with pytest.raises(pmach.Error, match="mode 'bilinear' is for 2-d inputs"):
         pmach.layers.interpolate(4, 1, 8, mode="bilinear")
+
+
+def test_a_large_layer_is_held_by_its_rule(tmp_path):
+    # 64 -> 64 channels, 3x3 on 56x56: up to 115,605,504 edges, not listed.
+    layer = pmach.layers.conv((56, 56), 64, 64, 3, padding=1, layout="torch")
+    assert "held by its rule" in repr(layer)
+    assert layer.parameter_shape == (64, 64, 3, 3)
+    with pytest.raises(pmach.Error, match="has up to 115605504 edges, expected at most 4194304"):
+        layer.forward(np.zeros((64, 56, 56)), np.zeros((64, 64, 3, 3)))
+    with pytest.raises(pmach.Error, match="save: .* expected at most 4194304 to list them"):
+        layer.save(str(tmp_path / "big.json"))
