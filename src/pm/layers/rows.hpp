@@ -1,27 +1,12 @@
 #pragma once
-// What every layer rule shares: the edge list of a rule in any scalar type
-// (the catalogue's edge-list constructors are this of their rule, so the
-// geometry lives in the rule alone) and the bias added to a rule.
+// What every layer rule shares: the rule interface (the catalogue's
+// edge-list constructors are materialise_as of their rule, so the geometry
+// lives in the rule alone) and the bias added to a rule.
 #include <memory>
 
 #include "pm/category/span_rows.hpp"
 
 namespace pm {
-
-// materialise(r) with its weights in S (exact for Rational). Weight 1, the
-// weight of every conv and dense edge, is converted without a division.
-template <class S> ParametricSpan<S> materialise_as(const SpanRows &r) {
-  ParametricSpan<Rational> a = materialise(r);
-  if constexpr (std::is_same_v<S, Rational>) {
-    return a;
-  } else {
-    Measure<S> mu;
-    mu.reserve(a.apex());
-    for (const Rational &m : a.span.mu) mu.push_back(m == 1 ? S(1) : m.template convert_to<S>());
-    return ParametricSpan<S>{Span<S>{std::move(a.span.s), std::move(a.span.t), std::move(mu)},
-                             std::move(a.pi)};
-  }
-}
 
 // The copairing [L, b] : X ⊔ {•} → Y of a rule with a bias: one more edge
 // into every y, from the point • (the last source point) with parameter
