@@ -27,8 +27,8 @@ w has parameter_shape; an x without the batch axis is one sample.)");
           "parameter_shape", [](const LayerModel &l) { return tuple_of(l.d.parameters); },
           "The shape of the parameter space P (() when the layer has none).")
       .def_property_readonly(
-          "edges", [](const LayerModel &l) { return l.d.span.apex(); },
-          "The number of edges of the span.")
+          "edges", [](const LayerModel &l) { return pm::io::edges_of(l.d, l.who()).apex(); },
+          "The number of edges of the span (an error for a layer held by its rule alone).")
       .def_property(
           "weights", [](const LayerModel &l) { return weights_array(l.d.weights, l.d.parameters); },
           [](LayerModel &l, const py::object &w) {
@@ -73,8 +73,11 @@ w has parameter_shape; an x without the batch axis is one sample.)");
       .def("__repr__", [](const LayerModel &l) {
         return "<pmach.Layer " + l.d.name + ": " + tuple_text(l.d.source.extents()) + " -> " +
                tuple_text(l.d.target.extents()) + ", parameters " +
-               tuple_text(l.d.parameters.extents()) + ", " + std::to_string(l.d.span.apex()) +
-               " edges>";
+               tuple_text(l.d.parameters.extents()) + ", " +
+               (l.d.span_held
+                    ? std::to_string(l.d.span.apex()) + " edges>"
+                    : "held by its rule, up to " +
+                          std::to_string(l.d.rows->target() * l.d.rows->max_row()) + " edges>");
       });
 }
 

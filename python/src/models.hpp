@@ -174,7 +174,7 @@ struct LayerModel {
   }
 
   template <class S> const Span<S> &span() const {
-    return spans.get<S>([&] { return pm::io::with_scalar<S>(d.span); });
+    return spans.get<S>([&] { return pm::io::with_scalar<S>(pm::io::edges_of(d, who())); });
   }
   template <class S> const SpanPlan<S> &plan() const {
     return plans.get<S>([&] { return pm::kernels::span_plan(span<S>()); });
@@ -193,7 +193,7 @@ struct LayerModel {
     const Index n = batch_size(x, d.source, "x", 0, &axis);
     require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
-      if (kernels) {
+      if (kernels && !d.bias) { // with a bias: the reference, which sets the bias point to 1
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x");
@@ -209,7 +209,7 @@ struct LayerModel {
     }
     require_reference<S>(kernels);
     const pm::Function<S> wv = weights<S>(w);
-    const pm::Batch<S> xb = batch_from<S>(x, d.source, "x");
+    const pm::Batch<S> xb = pm::io::span_input(d, batch_from<S>(x, d.source, "x"));
     pm::Batch<S> y;
     {
       py::gil_scoped_release unlocked;
@@ -227,7 +227,7 @@ struct LayerModel {
     batch_size(g, d.target, "g", n);
     require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
-      if (kernels) {
+      if (kernels && !d.bias) {
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x"), ga = as_array<S>(g, "g");
@@ -245,13 +245,14 @@ struct LayerModel {
     }
     require_reference<S>(kernels);
     const pm::Function<S> wv = weights<S>(w);
-    const pm::Batch<S> xb = batch_from<S>(x, d.source, "x"), gb = batch_from<S>(g, d.target, "g");
+    const pm::Batch<S> xb = pm::io::span_input(d, batch_from<S>(x, d.source, "x")),
+                       gb = batch_from<S>(g, d.target, "g");
     pm::Batch<S> gx;
     pm::Function<S> gw;
     {
       py::gil_scoped_release unlocked;
       const Span<S> &a = span<S>();
-      gx = pm::act(pm::transpose(a), wv, gb);
+      gx = pm::io::source_part(d, pm::act(pm::transpose(a), wv, gb));
       gw = pm::parameter_gradient(a, xb, gb);
     }
     return py::make_tuple(batch_to_numpy(std::move(gx), d.source, axis),

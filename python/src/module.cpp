@@ -76,20 +76,51 @@ void bind_constructors(py::module_ &m) {
   m.def("_dense", &dense_layer);
   m.def("_conv", [](std::vector<Index> spatial, Index in, Index out, std::vector<Index> kernel,
                     std::vector<Index> lo, std::vector<Index> hi, std::vector<Index> stride,
-                    std::vector<Index> dilation, Index groups, bool transposed) {
-    return conv_layer(pm::ConvSpec{spatial, in, out, kernel, lo, hi, stride, dilation, groups},
-                      transposed);
+                    std::vector<Index> dilation, Index groups, const std::string &padding_mode,
+                    bool bias, const std::string &layout) {
+    pm::ConvSpec c{spatial, in, out, kernel, lo, hi, stride, dilation, groups};
+    c.padding_mode = pm::padding_mode_named(padding_mode);
+    return conv_layer(c, bias, layout);
   });
-  m.def("_time_conv", [](Index length, Index in, Index out, Index lag) {
-    return time_conv_layer(pm::TimeConvSpec{length, in, out, lag});
-  });
-  m.def("_graph", [](Index nodes, std::vector<std::pair<Index, Index>> edges, Index in, Index out,
-                     bool self_loops, const std::string &norm) {
-    return graph_layer(pm::GraphConvSpec{nodes, edges, in, out, self_loops, graph_norm(norm)});
-  });
+  m.def("_conv_transpose",
+        [](std::vector<Index> spatial, Index in, Index out, std::vector<Index> kernel,
+           std::vector<Index> lo, std::vector<Index> hi, std::vector<Index> stride,
+           std::vector<Index> dilation, std::vector<Index> output_padding, Index groups, bool bias,
+           const std::string &layout) {
+          return conv_transpose_layer(
+              pm::ConvSpec{spatial, in, out, kernel, lo, hi, stride, dilation, groups},
+              output_padding, bias, layout);
+        });
+  m.def("_time_conv",
+        [](Index length, Index in, Index out, Index lag, bool bias, const std::string &layout) {
+          return time_conv_layer(pm::TimeConvSpec{length, in, out, lag}, bias, layout);
+        });
+  m.def("_graph",
+        [](Index nodes, std::vector<std::pair<Index, Index>> edges, Index in, Index out,
+           bool self_loops, const std::string &norm, bool bias, const std::string &layout) {
+          return graph_layer(pm::GraphConvSpec{nodes, edges, in, out, self_loops, graph_norm(norm)},
+                             bias, layout);
+        });
   m.def("_avg_pool", [](std::vector<Index> spatial, Index channels, std::vector<Index> window,
-                        std::vector<Index> lo, std::vector<Index> hi, std::vector<Index> stride) {
-    return avg_pool_layer(pm::PoolSpec{spatial, channels, window, lo, hi, stride});
+                        std::vector<Index> lo, std::vector<Index> hi, std::vector<Index> stride,
+                        bool count_include_pad, bool ceil_mode, const std::string &layout) {
+    return avg_pool_layer(
+        pm::PoolSpec{spatial, channels, window, lo, hi, stride, count_include_pad, ceil_mode},
+        layout);
+  });
+  m.def("_interpolate", [](std::vector<Index> spatial, Index channels, std::vector<Index> size,
+                           const std::string &mode, bool align_corners, const std::string &layout) {
+    return interpolate_layer(pm::InterpolateSpec{spatial, channels, size,
+                                                 interpolate_mode(mode, spatial.size()),
+                                                 align_corners},
+                             layout);
+  });
+  m.def("_pixel_shuffle", [](std::vector<Index> spatial, Index channels, Index factor, bool inverse,
+                             const std::string &layout) {
+    return pixel_shuffle_layer(pm::PixelShuffleSpec{spatial, channels, factor}, inverse, layout);
+  });
+  m.def("_roll", [](std::vector<Index> shape, std::vector<std::int64_t> shifts, bool flat) {
+    return roll_layer(Shape(shape), shifts, flat);
   });
   m.def("_seed_machine", [](const std::string &fields, const std::string &kind) {
     return seed_model(pm::io::parse_json(fields, "pmach." + kind), kind);

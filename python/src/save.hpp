@@ -144,8 +144,8 @@ template <class Write> void save_all_or_nothing(const std::string &path, Write &
 
 inline void write_layer(const LayerModel &m, const std::filesystem::path &json) {
   const pm::io::LayerDescription &d = m.d;
-  pm::io::Json j =
-      pm::io::layer_json(d.name, d.source, d.target, d.parameters, d.has_parameters, d.span);
+  pm::io::Json j = pm::io::layer_json(d.name, d.source, d.target, d.parameters, d.has_parameters,
+                                      pm::io::edges_of(d, "save"));
   if (d.source_grading)
     j["grading"] = {{"source", detail::grading_json(*d.source_grading)},
                     {"target", detail::grading_json(*d.target_grading)}};

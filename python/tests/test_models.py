@@ -73,7 +73,8 @@ def test_conv_matches_pytorch(rng, kw):
 
 def test_conv_transpose_is_the_adjoint(rng):
     conv = pmach.layers.conv(7, 2, 3, 3, stride=2, padding=1)
-    tconv = pmach.layers.conv_transpose(7, 2, 3, 3, stride=2, padding=1)
+    # ConvTranspose1d(3, 2, 3, stride=2, padding=1) on inputs of length 4 = conv's output
+    tconv = pmach.layers.conv_transpose(4, 3, 2, 3, stride=2, padding=1)
     assert tconv.source_shape == conv.target_shape and tconv.target_shape == conv.source_shape
     w, g = integers(rng, conv.parameter_shape), integers(rng, (2,) + conv.target_shape)
     expected = F.conv_transpose1d(torch.tensor(g).permute(0, 2, 1), torch.tensor(w).permute(2, 1, 0),

@@ -105,7 +105,9 @@ inline void write_bundles(std::ostream &os, const pm::ParametricSpan<pm::Rationa
                           const std::vector<Fate> &fate, const Blocks &b,
                           const std::vector<pm::Index> &from, const std::vector<pm::Index> &to) {
   std::map<std::tuple<pm::Index, pm::Index, Fate>, pm::Index> bundles;
-  for (pm::Index e = 0; e < a.apex(); ++e) ++bundles[{from[a.span.s(e)], to[a.span.t(e)], fate[e]}];
+  for (pm::Index e = 0; e < a.apex(); ++e)
+    if (a.span.s(e) < from.size()) // a bias point (source |X|) has no block to draw from
+      ++bundles[{from[a.span.s(e)], to[a.span.t(e)], fate[e]}];
   for (const auto &[key, n] : bundles) {
     const auto &[g, h, f] = key;
     const std::string what = f == Fate::kept      ? " edges"

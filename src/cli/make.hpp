@@ -19,26 +19,45 @@ inline const char *make_help =
     "usage: pmach make <what> [options] [--file OUT.json]\n"
     "\n"
     "Writes the model file (docs/formats.md) of a built-in constructor to OUT.json,\n"
-    "or to standard output. Layers are written with an explicit edge list.\n"
+    "or to standard output. Layers are written with an explicit edge list (at most\n"
+    "2^22 edges). --bias adds one bias per output channel (\"bias\": {\"axes\"}); the\n"
+    "parameters are then flat, the weights followed by the bias. Layers without\n"
+    "parameters (pool, interpolate, pixel-shuffle, roll) are called as f(x).\n"
     "\n"
-    "  dense           --in N --out M [--bias]\n"
+    "  dense           --in N --out M [--bias] [--layout pm|torch]\n"
+    "                  torch: Linear's weight (out, in); pm with --bias: source\n"
+    "                  N + 1, the last point the bias input 1 (the seed's layout)\n"
     "  conv            --in C --out O --size n... --kernel k... [--stride s...]\n"
     "                  [--dilation d...] [--padding p...] [--padding-hi p...]\n"
-    "                  [--groups G] [--layout pm|torch] [--transpose]\n"
+    "                  [--padding-mode zeros|circular|reflect|replicate]\n"
+    "                  [--groups G] [--layout pm|torch] [--transpose] [--bias]\n"
     "                  one value per spatial axis; --padding is the low side and,\n"
     "                  without --padding-hi, the high side too (PyTorch's padding).\n"
     "                  Layout pm: x (position..., channel), parameters (kernel...,\n"
     "                  channel in group, out channel); torch: x (channel,\n"
     "                  position...), parameters (out, in/groups, kernel...).\n"
-    "                  --transpose writes the transposed convolution.\n"
+    "                  --transpose writes the transposed convolution from C to O\n"
+    "                  channels whose output has the extents n (PyTorch's\n"
+    "                  ConvTransposeNd(C, O) weight (C, O/groups, k...) in torch).\n"
     "  pool            --channels C --size n... --kernel k... [--stride s...]\n"
-    "                  [--padding p...] [--padding-hi p...]   (average pooling)\n"
-    "  time-conv       --length T --in C --out O --lag L\n"
+    "                  [--padding p...] [--padding-hi p...] [--exclude-pad] [--ceil]\n"
+    "                  [--layout pm|torch]   (average pooling; --exclude-pad is\n"
+    "                  count_include_pad=False, --ceil is ceil_mode=True)\n"
+    "  interpolate     --channels C --size n... --to m... [--mode nearest|linear]\n"
+    "                  [--align-corners] [--layout pm|torch]   (F.interpolate; linear\n"
+    "                  on every axis is bilinear and trilinear)\n"
+    "  pixel-shuffle   --channels C --size n... --factor r [--inverse]\n"
+    "                  [--layout pm|torch]   from (n..., C*r^k) to (n*r..., C);\n"
+    "                  --inverse is pixel_unshuffle from (n*r..., C)\n"
+    "  roll            --shape n... --shifts s...   torch.roll on every axis\n"
+    "  time-conv       --length T --in C --out O --lag L [--bias] [--layout pm|torch]\n"
     "  graph           --nodes N --edges u v [u v ...] --in C --out O\n"
-    "                  [--norm sum|mean|symmetric] [--self-loops]\n"
+    "                  [--norm sum|mean|symmetric] [--self-loops] [--bias]\n"
+    "                  [--layout pm|torch]\n"
     "                  graph convolution over the edges u -> v; x (node, channel),\n"
-    "                  parameters (in channel, out channel); symmetric needs every\n"
-    "                  degree a perfect square (the file's weights are exact)\n"
+    "                  parameters (in channel, out channel), torch (out, in); a\n"
+    "                  symmetric weight that is not rational is written as the\n"
+    "                  nearest double\n"
     "  dense-machine   --dims d... --sigma NAME\n"
     "  conv-machine    --dims d... --sigma NAME --size n... --padding lo hi ...\n"
     "  recur-machine   --dims d... --sigma NAME --length T --lag L --timeblock B\n"
@@ -112,13 +131,13 @@ inline MakeArgs parse_make(int argc, char **argv, int first,
                            const std::map<std::string, std::set<std::string>> &accepted) {
   MakeArgs a;
   pm::require(first < argc && std::string(argv[first]).rfind("--", 0) != 0,
-              "make: expected what to make (dense, conv, pool, time-conv, graph, "
-              "dense-machine, conv-machine or recur-machine)");
+              "make: expected what to make (dense, conv, pool, interpolate, pixel-shuffle, roll, "
+              "time-conv, graph, dense-machine, conv-machine or recur-machine)");
   a.what = argv[first];
   const auto known = accepted.find(a.what);
   pm::require(known != accepted.end(), "make: unknown constructor '", a.what,
-              "', expected dense, conv, pool, time-conv, graph, dense-machine, conv-machine "
-              "or recur-machine");
+              "', expected dense, conv, pool, interpolate, pixel-shuffle, roll, time-conv, graph, "
+              "dense-machine, conv-machine or recur-machine");
   std::string current;
   for (int i = first + 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -136,20 +155,82 @@ inline MakeArgs parse_make(int argc, char **argv, int first,
   return a;
 }
 
+// A rule relabelled to PyTorch's layout when asked, listed as edges, with a
+// bias per entry of the target's axis `bias_axis` (in the final layout) when
+// --bias is given: the file's "bias": {"axes": [...]}, which the reader adds
+// as the copairing with the bias span (parameters: the weights, then the bias).
+struct MadeRule {
+  std::shared_ptr<const pm::SpanRows> rows;
+  pm::Shape source, target, parameters;
+  bool has_parameters = true;
+};
+
+inline pm::io::Json rule_json(const MakeArgs &a, const std::string &name, MadeRule m, bool torch,
+                              const std::vector<pm::Index> &source_order,
+                              const std::vector<pm::Index> &target_order,
+                              const std::vector<pm::Index> &parameter_order, pm::Index bias_axis) {
+  if (torch) {
+    auto r = std::make_shared<const pm::io::RelayoutRows>(
+        m.rows, m.source, m.target, m.parameters, source_order, target_order, parameter_order);
+    m.source = r->source_shape(), m.target = r->target_shape(), m.parameters = r->parameter_shape();
+    m.rows = std::move(r);
+  }
+  const double edges = double(m.rows->target()) * double(m.rows->max_row());
+  pm::require(edges <= double(pm::io::max_listed_edges), "make ", a.what, ": the layer has up to ",
+              static_cast<unsigned long long>(std::min(edges, 1e19)), " edges, expected at most ",
+              pm::io::max_listed_edges,
+              " to list them in a file; write the named layer ({\"layer\": ...}, docs/formats.md)");
+  pm::io::Json j = pm::io::layer_json(name, m.source, m.target, m.parameters, m.has_parameters,
+                                      pm::materialise(*m.rows));
+  if (a.has("bias")) {
+    pm::require(m.has_parameters, "--bias: the layer has no parameters to add a bias to");
+    j["bias"] = pm::io::Json{{"axes", {bias_axis}}};
+  }
+  return j;
+}
+
+// "--layout pm|torch": true for torch.
+inline bool torch_layout(const MakeArgs &a) {
+  const std::string layout = a.text("layout", "pm");
+  pm::require(layout == "pm" || layout == "torch", "--layout: is '", layout,
+              "', expected pm or torch");
+  return layout == "torch";
+}
+
+// A parameterless layer on (position…, channel), channels first in torch's
+// layout.
+inline pm::io::Json fixed_json(const MakeArgs &a, const std::string &name,
+                               std::shared_ptr<const pm::SpanRows> rows, pm::Shape source,
+                               pm::Shape target) {
+  const auto order = pm::io::channel_first(source.rank() - 1);
+  return rule_json(a, name,
+                   {std::move(rows), std::move(source), std::move(target), pm::Shape(), false},
+                   torch_layout(a), order, order, {}, 0);
+}
+
 inline pm::io::Json make_layer_json(const MakeArgs &a) {
   using pm::Index;
-  using Q = pm::Rational;
+  const bool torch = torch_layout(a);
   if (a.what == "dense") {
-    const pm::DenseSpec d{a.size("in"), a.size("out"), a.has("bias")};
-    return pm::io::layer_json("dense " + std::to_string(d.in) + " -> " + std::to_string(d.out),
-                              pm::Shape({d.source()}), pm::Shape({d.out}),
-                              pm::Shape({d.parameters()}), true, pm::dense<Q>(d));
+    const Index in = a.size("in"), out = a.size("out");
+    if (!torch && a.has("bias")) { // the seed's convention: a last source point set to 1
+      const pm::DenseSpec d{in, out, true};
+      return pm::io::layer_json(
+          "dense " + std::to_string(in) + " -> " + std::to_string(out), pm::Shape({d.source()}),
+          pm::Shape({out}), pm::Shape({d.parameters()}), true, pm::materialise(*pm::dense_rows(d)));
+    }
+    return rule_json(a, "dense " + std::to_string(in) + " -> " + std::to_string(out),
+                     {std::make_shared<const pm::DenseRows>(in, out), pm::Shape({in}),
+                      pm::Shape({out}), pm::Shape({in, out})},
+                     torch, {}, {}, {1, 0}, 0);
   }
   if (a.what == "time-conv") {
     const pm::TimeConvSpec t{a.size("length"), a.size("in"), a.size("out"), a.size("lag", 0)};
     const pm::ConvSpec c = t.as_conv();
-    return pm::io::layer_json("time conv", c.input_shape(), c.output_shape(), c.parameter_shape(),
-                              true, pm::time_conv<Q>(t));
+    return rule_json(a, "time conv",
+                     {std::make_shared<const pm::TimeConvRows>(t), c.input_shape(),
+                      c.output_shape(), t.parameter_shape()},
+                     torch, {1, 0}, {1, 0}, {2, 1, 0}, torch ? 0 : 1);
   }
   if (a.what == "graph") {
     pm::GraphConvSpec g;
@@ -171,43 +252,98 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
     g.norm = norm == "sum"    ? pm::GraphNorm::sum
              : norm == "mean" ? pm::GraphNorm::mean
                               : pm::GraphNorm::symmetric;
-    return pm::io::layer_json("graph conv " + norm, pm::Shape({g.nodes, g.in_channels}),
-                              pm::Shape({g.nodes, g.out_channels}),
-                              pm::Shape({g.in_channels, g.out_channels}), true,
-                              pm::graph_conv<Q>(g));
+    return rule_json(a, "graph conv " + norm,
+                     {std::make_shared<const pm::GraphRows>(g), pm::Shape({g.nodes, g.in_channels}),
+                      pm::Shape({g.nodes, g.out_channels}),
+                      pm::Shape({g.in_channels, g.out_channels})},
+                     torch, {}, {}, {1, 0}, 1);
+  }
+  if (a.what == "roll") {
+    const pm::Shape shape(a.sizes("shape", true));
+    const auto it = a.options.find("shifts");
+    pm::require(it != a.options.end() && it->second.size() == shape.rank(),
+                "--shifts: expected one integer per axis of --shape (", shape.rank(), ")");
+    std::vector<std::int64_t> shifts;
+    for (const std::string &v : it->second) {
+      pm::require(!v.empty() && v.size() <= 9 &&
+                      v.find_first_not_of("0123456789", v[0] == '-' ? 1 : 0) == std::string::npos &&
+                      v != "-",
+                  "--shifts: is '", v, "', expected an integer");
+      shifts.push_back(std::stoll(v));
+    }
+    return rule_json(
+        a, "roll",
+        {std::make_shared<const pm::RollRows>(shape, shifts), shape, shape, pm::Shape(), false},
+        false, {}, {}, {}, 0);
   }
   const std::vector<Index> size = a.sizes("size", true);
   const std::size_t r = size.size();
   const auto per_axis = [&](const char *n, Index min) { return a.sizes(n, false, r, min); };
+  if (a.what == "interpolate") {
+    const std::string mode = a.text("mode", "nearest");
+    pm::require(mode == "nearest" || mode == "linear", "--mode: is '", mode,
+                "', expected nearest or linear");
+    const pm::InterpolateSpec c{size, a.size("channels"), a.sizes("to", true, r),
+                                mode == "nearest" ? pm::InterpolateMode::nearest
+                                                  : pm::InterpolateMode::linear,
+                                a.has("align-corners")};
+    c.validate();
+    return fixed_json(a, "interpolate " + mode, std::make_shared<const pm::InterpolateRows>(c),
+                      c.input_shape(), c.output_shape());
+  }
+  if (a.what == "pixel-shuffle") {
+    const bool inverse = a.has("inverse");
+    const pm::PixelShuffleSpec c{size, a.size("channels"), a.size("factor")};
+    auto rows = std::make_shared<const pm::PixelShuffleRows>(c, inverse);
+    return inverse ? fixed_json(a, "pixel unshuffle", rows, c.shuffled_shape(), c.stacked_shape())
+                   : fixed_json(a, "pixel shuffle", rows, c.stacked_shape(), c.shuffled_shape());
+  }
   const std::vector<Index> kernel = a.sizes("kernel", true, r);
   const std::vector<Index> lo = per_axis("padding", 0);
   const std::vector<Index> hi = a.has("padding-hi") ? per_axis("padding-hi", 0) : lo;
   if (a.what == "pool") {
-    const pm::PoolSpec p{size, a.size("channels"), kernel, lo, hi, per_axis("stride", 1)};
-    const pm::ConvSpec c = p.as_conv();
-    const pm::Span<Q> pool = pm::average_pool<Q>(p);
-    return pm::io::layer_json("average pool", c.input_shape(), c.output_shape(), pm::Shape(), false,
-                              pm::ParametricSpan<Q>{pool, pm::terminal_map(pool.apex())});
+    const pm::PoolSpec p{size,
+                         a.size("channels"),
+                         kernel,
+                         lo,
+                         hi,
+                         per_axis("stride", 1),
+                         !a.has("exclude-pad"),
+                         a.has("ceil")};
+    return fixed_json(a, "average pool", std::make_shared<const pm::PoolRows>(p), p.input_shape(),
+                      p.output_shape());
   }
-  const pm::ConvSpec c{size,
-                       a.size("in"),
-                       a.size("out"),
-                       kernel,
-                       lo,
-                       hi,
-                       per_axis("stride", 1),
-                       per_axis("dilation", 1),
-                       a.has("groups") ? a.size("groups") : 1};
-  pm::io::ShapedSpan made{a.has("transpose") ? pm::conv_transpose<Q>(c) : pm::conv<Q>(c),
-                          c.input_shape(), c.output_shape(), c.parameter_shape()};
-  if (a.has("transpose")) std::swap(made.source, made.target);
-  const std::string layout = a.text("layout", "pm");
-  pm::require(layout == "pm" || layout == "torch", "--layout: is '", layout,
-              "', expected pm or torch");
-  if (layout == "torch") made = pm::io::conv_in_torch_layout(std::move(made), r);
-  return pm::io::layer_json(std::string(a.has("transpose") ? "conv transpose " : "conv ") +
-                                std::to_string(r) + "d",
-                            made.source, made.target, made.parameters, true, made.span);
+  // --transpose: --in and --out are the transposed layer's own channels, and
+  // --size its output's extents (the convolution's input, as "size" of the
+  // named layer).
+  const bool transposed = a.has("transpose");
+  const Index in = a.size("in"), out = a.size("out");
+  pm::ConvSpec c{size,
+                 transposed ? out : in,
+                 transposed ? in : out,
+                 kernel,
+                 lo,
+                 hi,
+                 per_axis("stride", 1),
+                 per_axis("dilation", 1),
+                 a.has("groups") ? a.size("groups") : 1};
+  c.padding_mode = pm::padding_mode_named(a.text("padding-mode", "zeros"));
+  c.validate();
+  std::vector<Index> param{r + 1, r};
+  for (Index j = 0; j < r; ++j) param.push_back(j);
+  const auto order = pm::io::channel_first(r);
+  const std::string name = std::string(transposed ? "conv transpose " : "conv ") +
+                           std::to_string(r) + "d " + std::to_string(in) + " -> " +
+                           std::to_string(out);
+  if (transposed)
+    return rule_json(a, name,
+                     {std::make_shared<const pm::ConvTransposeRows>(c), c.output_shape(),
+                      c.input_shape(), c.parameter_shape()},
+                     torch, order, order, param, torch ? 0 : r);
+  return rule_json(a, name,
+                   {std::make_shared<const pm::ConvRows>(c), c.input_shape(), c.output_shape(),
+                    c.parameter_shape()},
+                   torch, order, order, param, torch ? 0 : r);
 }
 
 inline pm::io::Json make_machine_json(const MakeArgs &a) {
@@ -231,20 +367,26 @@ inline pm::io::Json make_machine_json(const MakeArgs &a) {
 }
 
 inline int run_make(int argc, char **argv) {
-  const std::set<std::string> conv_opts{"in",     "out",      "size",     "kernel",
-                                        "stride", "dilation", "padding",  "padding-hi",
-                                        "groups", "layout",   "transpose"};
+  const std::set<std::string> conv_opts{"in",        "out",     "size",        "kernel", "stride",
+                                        "dilation",  "padding", "padding-hi",  "groups", "layout",
+                                        "transpose", "bias",    "padding-mode"};
   const std::map<std::string, std::set<std::string>> accepted{
-      {"dense", {"in", "out", "bias"}},
+      {"dense", {"in", "out", "bias", "layout"}},
       {"conv", conv_opts},
-      {"pool", {"channels", "size", "kernel", "stride", "padding", "padding-hi"}},
-      {"time-conv", {"length", "in", "out", "lag"}},
-      {"graph", {"nodes", "edges", "in", "out", "norm", "self-loops"}},
+      {"pool",
+       {"channels", "size", "kernel", "stride", "padding", "padding-hi", "exclude-pad", "ceil",
+        "layout"}},
+      {"interpolate", {"channels", "size", "to", "mode", "align-corners", "layout"}},
+      {"pixel-shuffle", {"channels", "size", "factor", "inverse", "layout"}},
+      {"roll", {"shape", "shifts"}},
+      {"time-conv", {"length", "in", "out", "lag", "bias", "layout"}},
+      {"graph", {"nodes", "edges", "in", "out", "norm", "self-loops", "bias", "layout"}},
       {"dense-machine", {"dims", "sigma"}},
       {"conv-machine", {"dims", "sigma", "size", "padding"}},
       {"recur-machine", {"dims", "sigma", "length", "lag", "timeblock"}}};
   const MakeArgs a = parse_make(argc, argv, 2, accepted);
-  for (const char *flag : {"bias", "transpose", "self-loops"})
+  for (const char *flag :
+       {"bias", "transpose", "self-loops", "exclude-pad", "ceil", "align-corners", "inverse"})
     pm::require(!a.has(flag) || a.options.at(flag).empty(), "option --", flag, " takes no value");
   const bool machine = a.what.find("machine") != std::string::npos;
   const pm::io::Json j = machine ? make_machine_json(a) : make_layer_json(a);

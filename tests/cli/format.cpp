@@ -133,7 +133,7 @@ TEST_CASE("named layers are the constructors of pmach make, in either layout") {
     CHECK(r.out.find("CONF-SPAN-DIFF") != std::string::npos);
   }
   // The transposed convolution: "in" and "out" are its own channels.
-  REQUIRE(pmach("make conv --in 3 --out 2 --size 6 --kernel 3 --stride 2 --transpose --layout "
+  REQUIRE(pmach("make conv --in 2 --out 3 --size 6 --kernel 3 --stride 2 --transpose --layout "
                 "torch --file " +
                 made)
               .code == 0);

@@ -11,6 +11,7 @@
 // three adjoints: apply gathers into y, the transpose scatters into s(e), the
 // parameter gradient into π(e).
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "pm/category/parametric_span.hpp"
@@ -93,11 +94,13 @@ private:
 };
 
 // The edge list of a span given by its rows, for the small sizes where the
-// whole span is wanted (recovery, span_diff, pmach dot). The caller bounds
-// the size first (edges ≤ target · max_row).
-inline ParametricSpan<Rational> materialise(const SpanRows &r) {
-  ParametricSpan<Rational> a{Span<Rational>{FinMap{r.source(), {}}, FinMap{r.target(), {}}, {}},
-                             FinMap{r.parameters(), {}}};
+// whole span is wanted (recovery, span_diff, pmach dot), with its weights in S
+// (exact for Rational; weight 1, every conv and dense edge's, converted
+// without a division). The caller bounds the size first (edges ≤ target ·
+// max_row).
+template <class S> ParametricSpan<S> materialise_as(const SpanRows &r) {
+  ParametricSpan<S> a{Span<S>{FinMap{r.source(), {}}, FinMap{r.target(), {}}, {}},
+                      FinMap{r.parameters(), {}}};
   std::vector<RowEdge> row;
   for (Index y = 0; y < r.target(); ++y) {
     row.clear();
@@ -106,10 +109,17 @@ inline ParametricSpan<Rational> materialise(const SpanRows &r) {
       a.span.s.images.push_back(e.source);
       a.span.t.images.push_back(y);
       a.pi.images.push_back(e.parameter);
-      a.span.mu.push_back(e.weight);
+      if constexpr (std::is_same_v<S, Rational>)
+        a.span.mu.push_back(e.weight);
+      else
+        a.span.mu.push_back(e.weight == 1 ? S(1) : e.weight.template convert_to<S>());
     }
   }
   return a;
+}
+
+inline ParametricSpan<Rational> materialise(const SpanRows &r) {
+  return materialise_as<Rational>(r);
 }
 
 } // namespace pm

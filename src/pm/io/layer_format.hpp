@@ -7,7 +7,10 @@
 // counterexample rather than a parse error. A layer is given by its edges
 // (span_format.hpp) or by a constructor's name (named_layer.hpp), with an
 // optional bias.
+#include <memory>
+
 #include "pm/category/batch.hpp"
+#include "pm/category/span_rows.hpp"
 #include "pm/io/named_layer.hpp"
 #include "pm/layers/coproduct.hpp"
 
@@ -29,7 +32,58 @@ struct LayerDescription {
   // span's source) takes the value 1: `source` stays X, the user's shape,
   // and `parameters` is flat, the layer's parameters then the bias's.
   bool bias = false;
+  // The layer's rule when a constructor made it (src/pm/layers/): its rows,
+  // generated on demand at any size. Absent for a layer read from edges,
+  // whose rows are EdgeListRows over `span` (rows_of).
+  std::shared_ptr<const SpanRows> rows;
+  // False when the layer is too large to list (more than max_listed_edges):
+  // `span` is then empty and only `rows` holds it (edges_of says so).
+  bool span_held = true;
 };
+
+// The most edges a constructor lists next to its rule: 2^22 edges, about
+// 200 MB of exact edges, the sizes where recovery and drawing still run.
+inline constexpr Index max_listed_edges = Index(1) << 22;
+
+// The rows of a layer: its rule, or those of its edge list.
+inline std::shared_ptr<const SpanRows> rows_of(const LayerDescription &d) {
+  if (d.rows) return d.rows;
+  return std::make_shared<const EdgeListRows>(d.span);
+}
+
+// The edge list of a layer, or a one-line error naming `who` when the layer
+// is held by its rule alone.
+inline const ParametricSpan<Rational> &edges_of(const LayerDescription &d, const std::string &who) {
+  if (!d.span_held) // the message reads the rule: built only when it is needed
+    pm::detail::fail(who, ": ", d.name.empty() ? "the layer" : d.name, " has up to ",
+                     d.rows->target() * d.rows->max_row(), " edges, expected at most ",
+                     max_listed_edges,
+                     " to list them; it is held by its rule (evaluated row by row)");
+  return d.span;
+}
+
+// A constructor's layer: its rule, and its edge list when that is small.
+inline LayerDescription described_layer(std::string name, Shape source, Shape target,
+                                        Shape parameters, bool has_parameters,
+                                        std::shared_ptr<const SpanRows> rows) {
+  LayerDescription d;
+  d.name = std::move(name);
+  d.source = std::move(source);
+  d.target = std::move(target);
+  d.parameters = std::move(parameters);
+  d.has_parameters = has_parameters;
+  require(rows->target() == d.target.size() && rows->parameters() == d.parameters.size() &&
+              rows->source() == d.source.size() + (rows->source() > d.source.size() ? 1 : 0),
+          d.name, ": the rule does not fit the shapes");
+  d.bias = rows->source() > d.source.size();
+  d.span_held = double(rows->target()) * double(rows->max_row()) <= double(max_listed_edges);
+  if (d.span_held) {
+    d.span = materialise(*rows);
+    d.span.validate(d.name);
+  }
+  d.rows = std::move(rows);
+  return d;
+}
 
 // The span's input for inputs x on the source: x extended by 1 at the bias
 // point when the layer has a bias.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pm/category/parametric_span.hpp"
+#include "pm/category/span_rows.hpp"
 
 namespace pm::io {
 
@@ -79,5 +80,68 @@ inline ShapedSpan conv_in_torch_layout(ShapedSpan a, Index rank) {
   for (Index j = 0; j < rank; ++j) param.push_back(j);
   return relayout(std::move(a), channel_first(rank), channel_first(rank), param);
 }
+
+// A rule with its source, target and parameters relabelled as relayout()
+// relabels an edge list: the rows of the relabelled target point, each edge's
+// source and parameter sent to their new flat indices (an empty order keeps
+// that space).
+class RelayoutRows final : public SpanRows {
+public:
+  // source, target, parameters: the shapes of `base`'s spaces.
+  RelayoutRows(std::shared_ptr<const SpanRows> base, const Shape &source, const Shape &target,
+               const Shape &parameters, const std::vector<Index> &source_order,
+               const std::vector<Index> &target_order, const std::vector<Index> &parameter_order)
+      : base_(std::move(base)), source_(axes(source, source_order)),
+        target_(axes(target, target_order)), parameters_(axes(parameters, parameter_order)) {
+    require(source.size() == base_->source() && target.size() == base_->target() &&
+                parameters.size() == base_->parameters(),
+            "RelayoutRows: the shapes do not fit the rule");
+  }
+  Shape source_shape() const { return source_.to_shape; }
+  Shape target_shape() const { return target_.to_shape; }
+  Shape parameter_shape() const { return parameters_.to_shape; }
+  Index source() const override { return base_->source(); }
+  Index target() const override { return base_->target(); }
+  Index parameters() const override { return base_->parameters(); }
+  void row(Index y, std::vector<RowEdge> &out) const override {
+    const std::size_t first = out.size();
+    base_->row(target_.from(y), out);
+    for (std::size_t e = first; e < out.size(); ++e) {
+      out[e].source = source_.to(out[e].source);
+      out[e].parameter = parameters_.to(out[e].parameter);
+    }
+  }
+  Index max_row() const override { return base_->max_row(); }
+  Index max_column() const override { return base_->max_column(); }
+  Index max_parameter_use() const override { return base_->max_parameter_use(); }
+  bool exact() const override { return base_->exact(); }
+  bool integral() const override { return base_->integral(); }
+
+private:
+  // A permutation of the axes of a shape, both ways between flat indices.
+  struct Axes {
+    Shape from_shape, to_shape;
+    std::vector<Index> order; // empty: the identity
+    Index to(Index f) const {
+      if (order.empty()) return f;
+      const auto m = from_shape.multi(f);
+      std::vector<Index> t(order.size());
+      for (std::size_t j = 0; j < order.size(); ++j) t[j] = m[order[j]];
+      return to_shape.flat(t);
+    }
+    Index from(Index t) const {
+      if (order.empty()) return t;
+      const auto m = to_shape.multi(t);
+      std::vector<Index> f(order.size());
+      for (std::size_t j = 0; j < order.size(); ++j) f[order[j]] = m[j];
+      return from_shape.flat(f);
+    }
+  };
+  static Axes axes(const Shape &s, const std::vector<Index> &order) {
+    return {s, order.empty() ? s : permuted(s, order), order};
+  }
+  std::shared_ptr<const SpanRows> base_;
+  Axes source_, target_, parameters_;
+};
 
 } // namespace pm::io

@@ -1,131 +1,99 @@
 #pragma once
-// Convolution in any number of spatial dimensions (1, 2 and 3 in practice) as
-// a parametric span: cross-correlation with asymmetric zero padding, stride,
-// dilation and groups, the semantics of PyTorch's ConvNd.
-//
-// Layout (row-major, pm::Shape): input X = (position…, channel), output
-// Y = (position…, channel), parameters P = (kernel offset…, input channel in
-// the group, output channel). For an output (o, c_out), kernel offset k and
-// input channel c_in of the group g = c_out / (C_out / groups) the edge runs
-// from input (o·stride + k·dilation − pad_lo, g·C_in/groups + c_in) with
-// parameter (k, c_in, c_out) and weight 1. Edges whose input position falls
-// into the padding are absent: zero padding is the absence of an edge.
-//
-// The transposed convolution is the transposed span (the adjoint map).
-#include <vector>
-
-#include "pm/category/parametric_span.hpp"
+// The convolution and its transpose (conv_spec.hpp) as rules (SpanRows):
+// their rows generated from the ConvSpec alone, O(1) memory, and the edge
+// lists conv(c) and conv_transpose(c) materialised from them.
+#include "pm/layers/conv_spec.hpp"
+#include "pm/layers/rows.hpp"
 
 namespace pm {
 
-struct ConvSpec {
-  std::vector<Index> spatial; // input extents, one per axis
-  Index in_channels = 1;
-  Index out_channels = 1;
-  std::vector<Index> kernel; // kernel extents, one per axis
-  // Per axis; an empty vector means 0 padding, stride 1, dilation 1.
-  std::vector<Index> pad_lo, pad_hi, stride, dilation;
-  Index groups = 1;
-
-  Index rank() const { return spatial.size(); }
-  Index lo(Index j) const { return pad_lo.empty() ? 0 : pad_lo[j]; }
-  Index hi(Index j) const { return pad_hi.empty() ? 0 : pad_hi[j]; }
-  Index step(Index j) const { return stride.empty() ? 1 : stride[j]; }
-  Index dil(Index j) const { return dilation.empty() ? 1 : dilation[j]; }
-
-  // The extent of the dilated kernel on axis j.
-  Index reach(Index j) const { return dil(j) * (kernel[j] - 1) + 1; }
-
-  void validate() const {
-    require(rank() >= 1, "ConvSpec: spatial has no axes, expected at least 1");
-    auto per_axis = [&](const std::vector<Index> &v, const char *field, bool optional) {
-      require((optional && v.empty()) || v.size() == rank(), "ConvSpec.", field, " has ", v.size(),
-              " entries, expected ", rank(), " (one per spatial axis)");
-    };
-    per_axis(kernel, "kernel", false);
-    per_axis(pad_lo, "pad_lo", true);
-    per_axis(pad_hi, "pad_hi", true);
-    per_axis(stride, "stride", true);
-    per_axis(dilation, "dilation", true);
-    require(groups >= 1 && in_channels % groups == 0 && out_channels % groups == 0,
-            "ConvSpec.groups is ", groups, ", expected a positive divisor of in_channels (",
-            in_channels, ") and out_channels (", out_channels, ")");
-    for (Index j = 0; j < rank(); ++j) {
-      require(kernel[j] >= 1, "ConvSpec.kernel[", j, "] is 0, expected >= 1");
-      require(step(j) >= 1, "ConvSpec.stride[", j, "] is 0, expected >= 1");
-      require(dil(j) >= 1, "ConvSpec.dilation[", j, "] is 0, expected >= 1");
-      require(spatial[j] + lo(j) + hi(j) >= reach(j), "ConvSpec: axis ", j, " has padded extent ",
-              spatial[j] + lo(j) + hi(j), ", expected at least the dilated kernel extent ",
-              reach(j));
-    }
+class ConvRows final : public SpanRows {
+public:
+  explicit ConvRows(ConvSpec c)
+      : c_(std::move(c)), in_((c_.validate(), c_.input_shape())), out_(c_.output_shape()),
+        ker_(c_.kernel) {}
+  const ConvSpec &spec() const { return c_; }
+  Index source() const override { return in_.size(); }
+  Index target() const override { return out_.size(); }
+  Index parameters() const override { return c_.parameter_shape().size(); }
+  void row(Index y, std::vector<RowEdge> &out) const override {
+    conv_row(c_, in_, ker_, out_.multi(y), [&](Index x, Index p) {
+      out.push_back({x, p, Rational(1)});
+    });
   }
-
-  std::vector<Index> output_extents() const {
-    std::vector<Index> o(rank());
-    for (Index j = 0; j < rank(); ++j) o[j] = (spatial[j] + lo(j) + hi(j) - reach(j)) / step(j) + 1;
-    return o;
+  Index max_row() const override { return ker_.size() * (c_.in_channels / c_.groups); }
+  // Zero padding: an input point meets each kernel offset at most once per
+  // output channel of its group. The other modes read a border point from
+  // several padded positions: at most once per output position and offset.
+  Index max_column() const override {
+    const Index per_output = (c_.out_channels / c_.groups) * ker_.size();
+    return c_.padding_mode == PaddingMode::zeros ? per_output
+                                                 : per_output * (out_.size() / c_.out_channels);
   }
+  Index max_parameter_use() const override { return out_.size() / c_.out_channels; }
+  bool integral() const override { return true; }
 
-  Shape input_shape() const { return with_channels(spatial, in_channels); }
-  Shape output_shape() const { return with_channels(output_extents(), out_channels); }
-  Shape parameter_shape() const {
-    std::vector<Index> p = kernel;
-    p.push_back(in_channels / groups);
-    p.push_back(out_channels);
-    return Shape(p);
-  }
-
-  static Shape with_channels(std::vector<Index> positions, Index channels) {
-    positions.push_back(channels);
-    return Shape(std::move(positions));
-  }
+private:
+  ConvSpec c_;
+  Shape in_, out_, ker_;
 };
 
-// Calls edge(source, target, parameter) (flat indices) for every edge, in
-// row-major order of (output position, c_out, kernel offset, c_in): each
-// output sums its terms in a fixed, natural order.
-template <class Edge> void for_each_conv_edge(const ConvSpec &c, Edge &&edge) {
-  c.validate();
-  const Shape in = c.input_shape(), out = c.output_shape(), ker(c.kernel);
-  const Index cin_g = c.in_channels / c.groups, cout_g = c.out_channels / c.groups;
-  std::vector<Index> src(c.rank() + 1);
-  for (Index y = 0; y < out.size(); ++y) {
-    const std::vector<Index> o = out.multi(y);
-    const Index co = o.back(), g = co / cout_g;
-    for (Index kf = 0; kf < ker.size(); ++kf) {
-      const std::vector<Index> k = ker.multi(kf);
-      bool inside = true;
-      for (Index j = 0; j < c.rank() && inside; ++j) {
-        const Index shifted = o[j] * c.step(j) + k[j] * c.dil(j); // position + pad_lo
-        inside = shifted >= c.lo(j) && shifted - c.lo(j) < c.spatial[j];
-        src[j] = shifted - c.lo(j);
+// The transposed convolution (zero padding): the row of an input point x of
+// c is the column of x in conv(c), found by solving o·s + k·d − lo = x for
+// the output position o at each kernel offset k.
+class ConvTransposeRows final : public SpanRows {
+public:
+  explicit ConvTransposeRows(ConvSpec c)
+      : c_(std::move(c)), in_((c_.validate(), c_.input_shape())), out_(c_.output_shape()),
+        ker_(c_.kernel) {
+    require(c_.padding_mode == PaddingMode::zeros,
+            "conv_transpose: padding_mode is not zeros, expected zero padding (PyTorch's "
+            "ConvTransposeNd has no other)");
+  }
+  Index source() const override { return out_.size(); }
+  Index target() const override { return in_.size(); }
+  Index parameters() const override { return c_.parameter_shape().size(); }
+  void row(Index y, std::vector<RowEdge> &out) const override {
+    const std::vector<Index> x = in_.multi(y);
+    const Index cin_g = c_.in_channels / c_.groups, cout_g = c_.out_channels / c_.groups;
+    const Index g = x.back() / cin_g, ci = x.back() % cin_g;
+    std::vector<Index> o(c_.rank() + 1);
+    const std::vector<Index> &ext = out_.extents();
+    for (Index kf = 0; kf < ker_.size(); ++kf) {
+      bool hit = true;
+      Index rest = kf;
+      for (Index j = c_.rank(); j-- > 0 && hit;) {
+        const Index k = rest % c_.kernel[j];
+        rest /= c_.kernel[j];
+        const Index shifted = x[j] + c_.lo(j); // = o·s + k·d
+        hit = shifted >= k * c_.dil(j) && (shifted - k * c_.dil(j)) % c_.step(j) == 0 &&
+              (shifted - k * c_.dil(j)) / c_.step(j) < ext[j];
+        if (hit) o[j] = (shifted - k * c_.dil(j)) / c_.step(j);
       }
-      if (!inside) continue;
-      for (Index ci = 0; ci < cin_g; ++ci) {
-        src.back() = g * cin_g + ci;
-        edge(in.flat(src), y, (kf * cin_g + ci) * c.out_channels + co);
+      if (!hit) continue;
+      for (Index co = g * cout_g; co < (g + 1) * cout_g; ++co) {
+        o.back() = co;
+        out.push_back({out_.flat(o), (kf * cin_g + ci) * c_.out_channels + co, Rational(1)});
       }
     }
   }
-}
+  Index max_row() const override { return ker_.size() * (c_.out_channels / c_.groups); }
+  Index max_column() const override { return ker_.size() * (c_.in_channels / c_.groups); }
+  Index max_parameter_use() const override { return out_.size() / c_.out_channels; }
+  bool integral() const override { return true; }
+
+private:
+  ConvSpec c_;
+  Shape in_, out_, ker_;
+};
 
 template <class S> ParametricSpan<S> conv(const ConvSpec &c) {
-  c.validate();
-  ParametricSpan<S> a;
-  a.span.s.codomain = c.input_shape().size();
-  a.span.t.codomain = c.output_shape().size();
-  a.pi.codomain = c.parameter_shape().size();
-  for_each_conv_edge(c, [&](Index x, Index y, Index p) {
-    a.span.s.images.push_back(x);
-    a.span.t.images.push_back(y);
-    a.pi.images.push_back(p);
-  });
-  a.span.mu.assign(a.apex(), S(1));
-  return a;
+  return materialise_as<S>(ConvRows(c));
 }
 
 // The transposed convolution: the adjoint of conv(c), from the output space of
-// c to its input space, with the same parameters.
+// c to its input space, with the same parameters; its edges in conv(c)'s
+// order (ConvTransposeRows lists the same edges by their target).
 template <class S> ParametricSpan<S> conv_transpose(const ConvSpec &c) {
   return transpose(conv<S>(c));
 }

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "pm/category/parametric_span.hpp"
+#include "pm/layers/rows.hpp"
 
 namespace pm {
 
@@ -52,11 +53,17 @@ struct GraphConvSpec {
 };
 
 namespace detail {
+// ⌊√d⌋ (degrees are small: counting up is enough).
+inline Index integer_sqrt(Index d) {
+  Index r = 0;
+  while ((r + 1) * (r + 1) <= d) ++r;
+  return r;
+}
+
 // deg^(−1/2), exactly for exact scalars (a perfect square is required).
 template <class S> S inverse_sqrt_degree(Index deg, Index node) {
   if constexpr (std::numeric_limits<S>::is_exact) {
-    Index r = 0;
-    while ((r + 1) * (r + 1) <= deg) ++r;
+    const Index r = integer_sqrt(deg);
     require(r * r == deg, "graph_conv: node ", node, " has degree ", deg,
             ", expected a perfect square for symmetric normalisation over an exact scalar");
     return S(1) / S(r);
@@ -101,5 +108,59 @@ template <class S> ParametricSpan<S> graph_conv(const GraphConvSpec &c) {
   }
   return a;
 }
+
+// The rows of graph_conv(c): (v, c_out)'s row holds, for each edge u → v in
+// list order (self loops last) and each c_in, (u·C_in + c_in, c_in·C_out + c_out)
+// with the edge's coefficient; the edges into each node are indexed once.
+class GraphRows final : public SpanRows {
+public:
+  explicit GraphRows(GraphConvSpec c) : c_(std::move(c)), start_(c_.nodes + 1, 0) {
+    const auto edges = c_.all_edges();
+    const auto deg = c_.in_degrees();
+    for (const auto &e : edges) ++start_[e.second + 1];
+    for (Index v = 0; v < c_.nodes; ++v) start_[v + 1] += start_[v];
+    incoming_.resize(edges.size());
+    std::vector<Index> next(start_.begin(), start_.end() - 1);
+    std::vector<Index> out_degree(c_.nodes, 0);
+    for (const auto &[u, v] : edges) {
+      incoming_[next[v]++] = {u, coefficient(deg, u, v)};
+      max_column_ = std::max(max_column_, ++out_degree[u]);
+    }
+    for (Index v = 0; v < c_.nodes; ++v) max_row_ = std::max(max_row_, start_[v + 1] - start_[v]);
+  }
+  Index source() const override { return c_.nodes * c_.in_channels; }
+  Index target() const override { return c_.nodes * c_.out_channels; }
+  Index parameters() const override { return c_.in_channels * c_.out_channels; }
+  void row(Index y, std::vector<RowEdge> &out) const override {
+    const Index v = y / c_.out_channels, co = y % c_.out_channels;
+    for (Index e = start_[v]; e < start_[v + 1]; ++e)
+      for (Index ci = 0; ci < c_.in_channels; ++ci)
+        out.push_back({incoming_[e].first * c_.in_channels + ci, ci * c_.out_channels + co,
+                       incoming_[e].second});
+  }
+  Index max_row() const override { return max_row_ * c_.in_channels; }
+  Index max_column() const override { return max_column_ * c_.out_channels; }
+  Index max_parameter_use() const override { return incoming_.size(); }
+  bool exact() const override { return exact_; }
+  bool integral() const override { return c_.norm == GraphNorm::sum; }
+
+private:
+  // Exact when the coefficient is rational (sum, mean, symmetric with square
+  // degrees); otherwise the double of graph_conv<double>, held exactly.
+  Rational coefficient(const std::vector<Index> &deg, Index u, Index v) {
+    const auto square = [](Index d) {
+      return detail::integer_sqrt(d) * detail::integer_sqrt(d) == d;
+    };
+    if (c_.norm != GraphNorm::symmetric || deg[u] == 0 || (square(deg[u]) && square(deg[v])))
+      return detail::graph_coefficient<Rational>(c_, deg, u, v);
+    exact_ = false;
+    return Rational(detail::graph_coefficient<double>(c_, deg, u, v));
+  }
+  GraphConvSpec c_;
+  std::vector<Index> start_;
+  std::vector<std::pair<Index, Rational>> incoming_;
+  Index max_row_ = 0, max_column_ = 0;
+  bool exact_ = true;
+};
 
 } // namespace pm

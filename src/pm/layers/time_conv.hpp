@@ -16,17 +16,40 @@ struct TimeConvSpec {
   Index max_lag = 0;
 
   ConvSpec as_conv() const {
+    require(length >= 1, "TimeConvSpec.length is 0, expected >= 1");
     return ConvSpec{{length}, in_channels, out_channels, {max_lag + 1}, {max_lag}, {0}, {}, {}, 1};
   }
   Shape parameter_shape() const { return Shape({max_lag + 1, in_channels, out_channels}); }
 };
 
+// The conv rule with its parameters relabelled from kernel offset to lag.
+class TimeConvRows final : public SpanRows {
+public:
+  explicit TimeConvRows(const TimeConvSpec &c)
+      : conv_(c.as_conv()), lag_(c.max_lag), block_(c.in_channels * c.out_channels) {}
+  Index source() const override { return conv_.source(); }
+  Index target() const override { return conv_.target(); }
+  Index parameters() const override { return conv_.parameters(); }
+  void row(Index y, std::vector<RowEdge> &out) const override {
+    const std::size_t first = out.size();
+    conv_.row(y, out);
+    for (std::size_t e = first; e < out.size(); ++e) {
+      const Index p = out[e].parameter;
+      out[e].parameter = (lag_ - p / block_) * block_ + p % block_;
+    }
+  }
+  Index max_row() const override { return conv_.max_row(); }
+  Index max_column() const override { return conv_.max_column(); }
+  Index max_parameter_use() const override { return conv_.max_parameter_use(); }
+  bool integral() const override { return true; }
+
+private:
+  ConvRows conv_;
+  Index lag_, block_;
+};
+
 template <class S> ParametricSpan<S> time_conv(const TimeConvSpec &c) {
-  require(c.length >= 1, "TimeConvSpec.length is 0, expected >= 1");
-  ParametricSpan<S> a = conv<S>(c.as_conv());
-  const Index block = c.in_channels * c.out_channels;
-  for (Index &p : a.pi.images) p = (c.max_lag - p / block) * block + p % block;
-  return a;
+  return materialise_as<S>(TimeConvRows(c));
 }
 
 } // namespace pm

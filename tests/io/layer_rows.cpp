@@ -1,0 +1,58 @@
+// A constructor's layer (pm::io::described_layer): held by its rule at any
+// size, its edge list listed beside it only up to max_listed_edges, and a
+// reader that needs the list told so in one line.
+#include <catch2/catch.hpp>
+
+#include "pm/io/layer_format.hpp"
+#include "pm/io/torch_layout.hpp"
+#include "pm/layers.hpp"
+
+using namespace pm;
+
+TEST_CASE("described_layer lists small layers and holds large ones by their rule") {
+  const ConvSpec small{{5, 5}, 2, 3, {3, 3}, {1, 1}, {1, 1}, {}, {}, 1};
+  const auto d =
+      io::described_layer("small", small.input_shape(), small.output_shape(),
+                          small.parameter_shape(), true, std::make_shared<const ConvRows>(small));
+  CHECK(d.span_held);
+  CHECK_FALSE(d.bias);
+  // Per axis the taps in range sum to 2 + 3 + 3 + 3 + 2 = 13 over the five
+  // outputs, so 13² taps, each with 2 input and 3 output channels.
+  CHECK(d.span.apex() == 13 * 13 * 2 * 3);
+  CHECK(&*io::rows_of(d) == &*d.rows);
+  // 64 → 64 channels on 56×56, 3×3: up to 56² · 64 · 576 edges > 2²².
+  const ConvSpec big{{56, 56}, 64, 64, {3, 3}, {1, 1}, {1, 1}, {}, {}, 1};
+  const auto b =
+      io::described_layer("conv 64", big.input_shape(), big.output_shape(), big.parameter_shape(),
+                          true, std::make_shared<const ConvRows>(big));
+  CHECK_FALSE(b.span_held);
+  CHECK(b.span.apex() == 0);
+  CHECK_THROWS_WITH(io::edges_of(b, "save"),
+                    Catch::Contains("save: conv 64 has up to 115605504 edges, expected at most "
+                                    "4194304 to list them"));
+  // Its rows are there at any size: the centre output's row has 9 · 64 taps.
+  std::vector<RowEdge> row;
+  b.rows->row(Shape({56, 56, 64}).flat({28, 28, 5}), row);
+  CHECK(row.size() == 9 * 64);
+}
+
+TEST_CASE("a rule with a bias in PyTorch's layout: weights then one bias per channel") {
+  const ConvSpec c{{3}, 1, 2, {2}, {}, {}, {}, {}, 1};
+  auto torch = std::make_shared<const io::RelayoutRows>(
+      std::make_shared<const ConvRows>(c), c.input_shape(), c.output_shape(), c.parameter_shape(),
+      io::channel_first(1), io::channel_first(1), std::vector<Index>{2, 1, 0});
+  CHECK(torch->parameter_shape().extents() == std::vector<Index>{2, 1, 2}); // Conv1d (O, C, k)
+  const auto d =
+      io::described_layer("conv", torch->source_shape(), torch->target_shape(), Shape({6}), true,
+                          std::make_shared<const BiasRows>(torch, torch->target_shape(), 0));
+  CHECK(d.bias);
+  // Output (o = 1, position 0) = W(1, 0, 0) x(0) + W(1, 0, 1) x(1) + b(1):
+  // parameters 2 and 3 of the weight, 4 + 1 of the bias; the bias point is
+  // source 3.
+  std::vector<RowEdge> row;
+  d.rows->row(Shape({2, 2}).flat({1, 0}), row);
+  REQUIRE(row.size() == 3);
+  CHECK((row[0].source == 0 && row[0].parameter == 2));
+  CHECK((row[1].source == 1 && row[1].parameter == 3));
+  CHECK((row[2].source == 3 && row[2].parameter == 5));
+}
