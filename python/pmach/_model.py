@@ -70,15 +70,14 @@ def _conv(module, shape):
 
 
 def _conv_transpose(module, shape):
-    """The adjoint of the convolution from the output size back to the input
-    size (PyTorch's output size formula, output_padding at the end)."""
+    """PyTorch's ConvTransposeNd on the input extents seen (output_padding
+    at the end of each axis)."""
     if module.padding_mode != "zeros":
         raise Unspecified(f"padding_mode '{module.padding_mode}' has no constructor")
     k, d, s, p = (list(v) for v in (module.kernel_size, module.dilation, module.stride, module.padding))
-    out = [(n - 1) * s_ - 2 * p_ + d_ * (k_ - 1) + op + 1
-           for n, s_, p_, d_, k_, op in zip(shape[1:], s, p, d, k, module.output_padding)]
-    return layers.conv_transpose(tuple(out), module.out_channels, module.in_channels, k, stride=s, dilation=d,
-                                 padding=p, groups=module.groups)
+    return layers.conv_transpose(tuple(shape[1:]), module.in_channels, module.out_channels, k, stride=s,
+                                 dilation=d, padding=p, output_padding=list(module.output_padding),
+                                 groups=module.groups)
 
 
 def _linear(module, shape):

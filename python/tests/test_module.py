@@ -43,15 +43,6 @@ class DoubleBiasLinear(nn.Linear):
         return super().forward(x) + self.bias
 
 
-# pmach.Layer.forward does not yet add the bias point • of a layer with a bias
-# (python/src/models.hpp: "act: batch has 90 rows, expected the span source
-# size 91"), which the specification's two parts are read from. Strict: the
-# marker must go when it does.
-BIAS_FORWARD = pytest.mark.xfail(strict=True, raises=pmach.Error,
-                                 reason="Layer.forward of a layer with a bias lacks its bias point")
-
-
-@BIAS_FORWARD
 def test_conv2d_with_its_bias_passes_against_a_spec_with_a_bias(tmp_path):
     spec = conv_spec(tmp_path, True)
     assert spec.parameter_shape == (4 * 3 * 3 * 3 + 4,)
