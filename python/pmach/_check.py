@@ -16,7 +16,11 @@ import time
 import numpy as np
 
 from . import _module, _pmach
+from ._machines import _int
 from ._report import Report
+
+# pm::io::max_cases: the bound of `pmach check --cases` (docs/formats.md §5.2).
+_MAX_CASES = 100000
 
 
 def _to_numpy(value):
@@ -297,6 +301,9 @@ def check(model, forward, *, transpose=None, gradient=None, backward=None, cases
     the case number and the two sides.
     """
     start = time.perf_counter()
+    cases = _int(cases, "cases", "check")
+    if not 1 <= cases <= _MAX_CASES:
+        raise _pmach.Error(f"check: cases is {cases}, expected 1 to {_MAX_CASES} (the command's bound)")
     if isinstance(model, _pmach.Layer):
         if backward is not None:
             raise _pmach.Error("check: backward= is for machines; a layer takes transpose= and gradient=")

@@ -26,20 +26,31 @@ axis; ``padding`` also takes one (lo, hi) pair per axis. Errors are
 pmach.Error with one line.
 """
 from . import _pmach
+from ._machines import _int
 
 __all__ = ["dense", "conv", "conv_transpose", "time_conv", "graph", "avg_pool", "interpolate",
            "pixel_shuffle", "pixel_unshuffle", "roll"]
 
 
+
+def _size(value, what, who):
+    """A size: an int or a NumPy integer >= 0 (a float or a negative value is
+    refused in one line, not handed to the bindings)."""
+    v = _int(value, what, f"layers.{who}")
+    if v < 0:
+        raise _pmach.Error(f"pmach.layers.{who}: {what} is {v}, expected an integer >= 0")
+    return v
+
+
 def _per_axis(value, rank, name, default):
     if value is None:
         return [default] * rank
-    if isinstance(value, int):
-        return [value] * rank
+    if not hasattr(value, "__len__"):
+        return [_size(value, name, "constructor")] * rank
     value = list(value)
     if len(value) != rank:
         raise _pmach.Error(f"{name}: has {len(value)} entries, expected {rank} (one per spatial axis)")
-    return [int(v) for v in value]
+    return [_size(v, f"{name}[{k}]", "constructor") for k, v in enumerate(value)]
 
 
 def _padding(padding, rank):
@@ -62,7 +73,9 @@ def _padding(padding, rank):
 
 
 def _spatial(spatial):
-    return [int(s) for s in ([spatial] if isinstance(spatial, int) else spatial)]
+    if not hasattr(spatial, "__len__"):
+        spatial = [spatial]
+    return [_size(v, f"spatial[{k}]", "constructor") for k, v in enumerate(spatial)]
 
 
 def dense(in_features, out_features, bias=False, *, layout="pm"):
@@ -70,7 +83,8 @@ def dense(in_features, out_features, bias=False, *, layout="pm"):
     input, which must be 1), target (out,), parameters (in, out), or flat
     (in*out + out,) with the bias after W. torch layout: nn.Linear's, source
     (in,), parameters W (out, in) then b (out,), flat with a bias."""
-    return _pmach._dense(in_features, out_features, bias, layout)
+    return _pmach._dense(_size(in_features, "in_features", "dense"),
+                         _size(out_features, "out_features", "dense"), bias, layout)
 
 
 def _conv_args(spatial, kernel_size, stride, dilation, padding):
@@ -89,7 +103,9 @@ def conv(spatial, in_channels, out_channels, kernel_size, *, stride=1, dilation=
     (*kernel_size, in_channels // groups, out_channels), or in the torch
     layout (out_channels, in_channels // groups, *kernel_size)."""
     s, k, lo, hi, st, dl = _conv_args(spatial, kernel_size, stride, dilation, padding)
-    return _pmach._conv(s, in_channels, out_channels, k, lo, hi, st, dl, groups, padding_mode, bias,
+    return _pmach._conv(s, _size(in_channels, "in_channels", "conv"),
+                        _size(out_channels, "out_channels", "conv"), k, lo, hi, st, dl,
+                        _size(groups, "groups", "conv"), padding_mode, bias,
                         layout)
 
 
@@ -103,7 +119,8 @@ def conv_transpose(spatial, in_channels, out_channels, kernel_size, *, stride=1,
     (in_channels, out_channels // groups, *kernel_size)."""
     s, k, lo, hi, st, dl = _conv_args(spatial, kernel_size, stride, dilation, padding)
     op = _per_axis(output_padding, len(s), "output_padding", 0)
-    return _pmach._conv_transpose(s, in_channels, out_channels, k, lo, hi, st, dl, op, groups, bias,
+    return _pmach._conv_transpose(s, _size(in_channels, "in_channels", "conv_transpose"),
+                                  _size(out_channels, "out_channels", "conv_transpose"), k, lo, hi, st, dl, op, groups, bias,
                                   layout)
 
 

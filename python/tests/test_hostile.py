@@ -340,16 +340,11 @@ def test_a_signal_stops_a_long_check():
     assert len(calls) <= 4
 
 
-@pytest.mark.xfail(strict=True, reason="_check.py passes cases on unbounded: cap it at the CLI's "
-                   "pm::io::max_cases (100 000) with one line")
 def test_cases_are_capped_like_the_command():
     with pytest.raises(pmach.Error, match="cases"):
         pmach.check(pmach.layers.dense(2, 2), lambda w, x: x @ w, framework="numpy", cases=10 ** 7)
 
 
-@pytest.mark.xfail(strict=True, reason="layers.py hands sizes to pybind11, whose error is the "
-                   "multi-line 'incompatible function arguments': check them as integers >= 0 "
-                   "there (operator.index, as _machines.py does)")
 @pytest.mark.parametrize("size", [-1, 1.5])
 def test_a_bad_layer_size_is_one_line(size):
     with pytest.raises((pmach.Error, TypeError)) as e:
