@@ -134,7 +134,7 @@ TEST_CASE("pmach check --same-as: each planted fault is caught with its coeffici
   const std::map<std::string, std::string> pattern{
       {"conv2d_wrong_dilation", "source axis 1 moves by -1 per step of parameter axis 1"},
       {"conv2d_wrong_padding", "is shifted by"},
-      {"conv2d_reversed_kernel", "parameter axis 0 is reversed"},
+      {"conv2d_reversed_kernel", "a flipped kernel: parameter axes 0 reversed"},
       {"conv2d_missing_group", "intended coefficients the implementation lacks: exactly those"}};
   for (const auto &[file, p] : pattern) {
     const Run r = pmach("check " + faults + "/conv2d.json --cases 2 --same-as " + faults + "/" +
@@ -332,7 +332,7 @@ TEST_CASE("pmach probe: each planted fault is recovered from the framework's out
   const std::map<Fault, std::string> pattern{
       {Fault::dilation, "source axis 1 moves by -1 per step of parameter axis 1"},
       {Fault::padding, "is shifted by"},
-      {Fault::reversed, "parameter axis 0 is reversed"},
+      {Fault::reversed, "a flipped kernel: parameter axes 0 reversed"},
       {Fault::missing_group, "intended coefficients the implementation lacks"}};
   for (const auto &[fault, p] : pattern) {
     const Run r = probe_round_trip("fault", fault);
@@ -371,4 +371,27 @@ TEST_CASE("pmach probe: samples that are not the probes are bad input") {
   pm_test::expect_input_error(
       pmach("check " + faults + "/conv2d.json --cases 2 --against " + dir.string()),
       "is not the input recovery expects");
+}
+
+TEST_CASE(
+    "CONF-SPAN-DIFF: pmach check --same-as on two different pooling files exits 1, no crash") {
+  // Parameterless layers: their parameter space has rank 0, which the
+  // pattern search once read past (SIGSEGV, exit 139).
+  const std::string pool = R"({"pmach": 1, "kind": "layer", "source": {"shape": [6]},
+    "target": {"shape": [3]}, "edges": {"ranges": [3, 2], "s": {"matrix": [[2, S]]},
+    "t": {"matrix": [[1, 0]]}, "mu": "1/2"}})";
+  auto write = [&](const std::string &name, const std::string &s) {
+    std::string text = pool;
+    text.replace(text.find("S]]"), 1, s);
+    const std::string file = (work / name).string();
+    std::ofstream(file) << text;
+    return file;
+  };
+  const std::string a = write("pool_a.json", "1"), b = write("pool_b.json", "0");
+  const Run r = pmach("check " + a + " --cases 2 --same-as " + b);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("6 of 6 coefficients differ") != std::string::npos);
+  CHECK(r.out.find("target (0) <- source (1) via parameter (): intended 1/2, implemented 0") !=
+        std::string::npos);
 }
