@@ -34,6 +34,7 @@ struct EqualOptions {
   std::size_t probes = 0;           // 0: enough that (2/s)^k ≤ 2^-60
   std::optional<Dtype> dtype;       // the implementation's precision; default its scalar type's
   std::size_t max_differences = 10; // coefficient differences listed by the localisation
+  bool localise = true;             // false: outputs read back from files answer no new probe
 };
 
 // The specification's rows: the description's own rule when it has one
@@ -247,7 +248,10 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
   });
   const MapComparison cf = compare_map(fwd, v.y, v.y_abs, scale, ny, plan, spec.target, "output");
   std::string where;
-  if (cf.differing && spec.bias)
+  if (cf.differing && !eo.localise)
+    where = "not localised: probe files answer only the probes written (pm::check_layer and "
+            "pmach.check localise)";
+  else if (cf.differing && spec.bias)
     where = "not localised: the layer has a bias";
   else if (cf.differing) {
     std::vector<long long> wv(np), xv(nx);
