@@ -139,6 +139,7 @@ template <class S> void time_one(const char *name, const Conv &c) {
   std::printf("| %-28s | %-7s | %8.3f | %8.1f | %8.0f | %s |\n", name,
               pm::dtype_name(pm::dtype_of<S>()), forward, check, peak_rss_mb(),
               rep.passed() ? "passed" : "FAILED");
+  std::fflush(stdout);
 }
 
 } // namespace

@@ -47,18 +47,20 @@ pm::Report check_conv(const pm::ConvSpec &c, Fault f, pm::ValidateOptions opt = 
 }
 
 // Dense in → out as a user writes it: w of shape (in, out), or read as
-// (out, in) when transposed.
+// (out, in) when transposed, times a factor.
 struct HandDense {
   using scalar_type = double;
   Index in, out;
   bool transposed = false;
+  double factor = 1;
   Index source_size() const { return in; }
   Index target_size() const { return out; }
   Index parameter_size() const { return in * out; }
   pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
     pm::Function<double> y(out, 0.0);
     for (Index i = 0; i < in; ++i)
-      for (Index o = 0; o < out; ++o) y[o] += w[transposed ? o * in + i : i * out + o] * x[i];
+      for (Index o = 0; o < out; ++o)
+        y[o] += factor * w[transposed ? o * in + i : i * out + o] * x[i];
     return y;
   }
 };
@@ -272,4 +274,23 @@ TEST_CASE("CONF-SPAN-DIFF: two different parameterless spans are diffed without 
   CHECK(d.count == 6);
   CHECK(pm::to_text(d).find("target (0) <- source (0) via parameter (): intended 1/2, "
                             "implemented 1") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL: the weights are read, not only the edges (dense times 3)") {
+  pm::io::LayerDescription d;
+  d.file = "3 × dense";
+  d.source = pm::Shape({5});
+  d.target = pm::Shape({4});
+  d.parameters = pm::Shape({5, 4});
+  d.has_parameters = true;
+  d.span = pm::dense<Rational>({5, 4, false});
+  for (Rational &mu : d.span.span.mu) mu = 3;
+  CHECK(result(pm::check_equal(d, HandDense{5, 4, false, 3}, 2), "CONF-EQUAL forward").status ==
+        Status::passed);
+  const pm::Report once = pm::check_equal(d, HandDense{5, 4, false, 1}, 2);
+  INFO(pm::to_text(once));
+  CHECK(result(once, "CONF-EQUAL forward").status == Status::failed);
+  CHECK(result(once, "CONF-EQUAL forward").detail.find("intended 3, implemented 1") !=
+        std::string::npos);
+  CHECK(result(once, "CONF-EQUAL forward").detail.find("wrong divisor") == std::string::npos);
 }

@@ -278,13 +278,19 @@ Localisation localise(const L &impl, const SpanRows &rows, const SpaceShapes &sh
   // One wrong coefficient is a pattern only when one output differs.
   if (!keys.empty() && (keys.size() > 1 || out.outputs_differing == 1))
     out.pattern = find_pattern(a, b, keys, sh, SpanDiffOptions{});
+  // Border outputs alone cannot be told from all of them when every output
+  // differs (a factor on every weight): no pattern then, rather than a wrong one.
+  if (out.outputs_differing == impl.target_size() &&
+      out.pattern.find("wrong divisor at the borders") != std::string::npos)
+    out.pattern.clear();
   return out;
 }
 
 inline std::string to_text(const Localisation &l, const SpaceShapes &sh, std::size_t max_listed) {
   std::ostringstream os;
   os << "localised via " << l.via << " (" << l.calls << " calls): " << l.differences.size()
-     << " differing coefficients in the " << l.outputs_followed << " outputs followed"
+     << " differing coefficients in the " << l.outputs_followed
+     << (l.outputs_followed == 1 ? " output followed" : " outputs followed")
      << (l.complete ? " (all of theirs)" : " (the call budget ran out: some may be missing)")
      << " of the " << l.outputs_differing << " outputs that differ on the probe; so at least "
      << std::max(l.differences.size(), l.outputs_differing) << " coefficients differ in all";
