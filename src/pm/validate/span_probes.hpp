@@ -107,31 +107,36 @@ template <class Acc> Acc scaled_weight(const Rational &mu, const Rational &scale
 
 template <class Acc> Acc magnitude_of(const Acc &a) { return a < 0 ? Acc(-a) : a; }
 
-// Every edge read once for all k probes. `adjoints` false: the forward only.
+// Every edge read once for all k probes. `adjoints` false: the forward only;
+// `magnitudes` false: no sums of |terms| (an exact comparison reads none).
 template <class Acc>
 SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational &scale,
-                         bool adjoints) {
+                         bool adjoints, bool magnitudes = true) {
   const std::size_t k = pr.k;
   const Index ny = rows.target(), nx = rows.source(), np = rows.parameters();
   SpecValues<Acc> v;
+  const Index m = magnitudes ? 1 : 0;
   v.y.assign(ny * k, Acc(0));
-  v.y_abs.assign(ny * k, Acc(0));
+  v.y_abs.assign(m * ny * k, Acc(0));
   if (adjoints) {
     v.x.assign(nx * k, Acc(0));
-    v.x_abs.assign(nx * k, Acc(0));
+    v.x_abs.assign(m * nx * k, Acc(0));
     v.p.assign(np * k, Acc(0));
-    v.p_abs.assign(np * k, Acc(0));
+    v.p_abs.assign(m * np * k, Acc(0));
   }
-  // Exact sums: any split over threads gives the same values.
-#pragma omp parallel if (ny * k > 4096)
+  // Exact sums: any split over threads gives the same values. Each thread
+  // scatters the adjoints into its own copy, so above 2^24 values (a Linear
+  // 4096 -> 4096) one thread does it all rather than multiply the memory.
+  const bool copies_small = !adjoints || (nx + np) * k <= (Index{1} << 24);
+#pragma omp parallel if (ny * k > 4096 && copies_small)
   {
     std::vector<RowEdge> row;
     std::vector<Acc> x, xa, p, pa;
     if (adjoints) {
       x.assign(nx * k, Acc(0));
-      xa = x;
+      xa.assign(m * nx * k, Acc(0));
       p.assign(np * k, Acc(0));
-      pa = p;
+      pa.assign(m * np * k, Acc(0));
     }
 #pragma omp for schedule(static)
     for (long long yy = 0; yy < (long long)ny; ++yy) {
@@ -146,12 +151,12 @@ SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational 
                     gv = Acc(pr.at(pr.g, y, j));
           const Acc t = a * wv * xv;
           v.y[y * k + j] += t;
-          v.y_abs[y * k + j] += magnitude_of(t);
+          if (m) v.y_abs[y * k + j] += magnitude_of(t);
           if (!adjoints) continue;
-          const Acc tx = a * wv * gv, tp = a * xv * gv;
-          x[e.source * k + j] += tx;
+          x[e.source * k + j] += a * wv * gv;
+          p[e.parameter * k + j] += a * xv * gv;
+          if (!m) continue;
           xa[e.source * k + j] += aa * magnitude_of(Acc(wv * gv));
-          p[e.parameter * k + j] += tp;
           pa[e.parameter * k + j] += aa * magnitude_of(Acc(xv * gv));
         }
       }
@@ -159,8 +164,10 @@ SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational 
     if (adjoints) {
 #pragma omp critical
       {
-        for (std::size_t i = 0; i < x.size(); ++i) v.x[i] += x[i], v.x_abs[i] += xa[i];
-        for (std::size_t i = 0; i < p.size(); ++i) v.p[i] += p[i], v.p_abs[i] += pa[i];
+        for (std::size_t i = 0; i < x.size(); ++i) v.x[i] += x[i];
+        for (std::size_t i = 0; i < p.size(); ++i) v.p[i] += p[i];
+        for (std::size_t i = 0; i < xa.size(); ++i) v.x_abs[i] += xa[i];
+        for (std::size_t i = 0; i < pa.size(); ++i) v.p_abs[i] += pa[i];
       }
     }
   }
