@@ -61,6 +61,7 @@ UNIT_ISO_WEIGHTS = ("test_category_span_iso_weights", ())
 UNIT_LAYERS = ("test_layers_layers", ())
 UNIT_ROWS = ("test_layers_rows", ())
 UNIT_SEED_GEOMETRY = ("test_layers_seed_geometry", ())
+UNIT_EQUAL = ("test_validate_equal", ())
 
 
 def kernels(spec):
@@ -308,6 +309,16 @@ MUTANTS = [
      "tap.shift = tap.shift * long(s.extents[j]) + d;",
      "tap.shift = tap.shift * long(s.extents[j] + (j == 0 ? 0 : 1)) + d;",
      "2-D/3-D kernel with a row stride off by one", [kernels("KERNEL-CONV*")]),
+    # ---- validator ----------------------------------------------------------
+    ("equal-never-differs", "validate/equal.hpp", "      if (same) continue;",
+     "      continue;", "CONF-EQUAL counts no output as differing", [UNIT_EQUAL]),
+    ("equal-probes-not-scaled", "validate/span_probes.hpp",
+     "          const Acc t = a * wv * xv;", "          const Acc t = wv * xv;",
+     "the specification's forward drops the weights μ (1/3 taken as 1)", [UNIT_EQUAL]),
+    ("groups-smallest-block", "validate/patterns.hpp",
+     "    for (Index block = c / 2; block >= 1; --block) {",
+     "    for (Index block = 1; block <= c / 2; ++block) {",
+     "two groups swapped named as eight blocks of one moved by four", [UNIT_EQUAL]),
 ]
 
 # Survivors of the last full run, and why each is not a gap: a mutant

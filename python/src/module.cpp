@@ -183,18 +183,29 @@ void bind_span_diff(py::module_ &m) {
 }
 
 void bind_check(py::module_ &m) {
-  m.def("_check_layer",
-        [](const LayerModel &spec, const py::object &forward, const py::object &transpose,
-           const py::object &gradient, std::size_t cases, std::uint64_t seed) {
-          const pm::ValidateOptions opt = validate_options(cases, seed);
-          const PyForwardLayer f{spec.d.source, spec.d.target, spec.d.parameters, forward,
-                                 callable_name(forward, "forward")};
-          if (transpose.is_none() && gradient.is_none())
-            return pm::check_layer(spec.d, f, opt, f.name);
-          pm::require(!transpose.is_none() && !gradient.is_none(),
-                      "check: expected both transpose= and gradient=, or neither (forward only)");
-          return pm::check_layer(spec.d, PyLayer{f, transpose, gradient}, opt, f.name);
-        });
+  // The callables take and return float64 arrays whatever the framework
+  // computes in; `dtype` ("float64" or "float32") is that precision, which
+  // sizes CONF-EQUAL's probes and the recovery's exact range.
+  m.def(
+      "_check_layer",
+      [](const LayerModel &spec, const py::object &forward, const py::object &transpose,
+         const py::object &gradient, std::size_t cases, std::uint64_t seed,
+         const std::string &dtype) {
+        const pm::ValidateOptions opt = validate_options(cases, seed);
+        pm::EqualOptions eo;
+        eo.dtype = pm::parse_dtype(dtype);
+        pm::RecoverOptions ro;
+        ro.unit_roundoff = pm::unit_roundoff(*eo.dtype);
+        const PyForwardLayer f{spec.d.source, spec.d.target, spec.d.parameters, forward,
+                               callable_name(forward, "forward")};
+        if (transpose.is_none() && gradient.is_none())
+          return pm::check_layer(spec.d, f, opt, f.name, ro, eo);
+        pm::require(!transpose.is_none() && !gradient.is_none(),
+                    "check: expected both transpose= and gradient=, or neither (forward only)");
+        return pm::check_layer(spec.d, PyLayer{f, transpose, gradient}, opt, f.name, ro, eo);
+      },
+      py::arg("model"), py::arg("forward"), py::arg("transpose"), py::arg("gradient"),
+      py::arg("cases"), py::arg("seed"), py::arg("dtype") = "float64");
   m.def("_check_machine", [](const MachineModel &spec, const py::object &forward,
                              const py::object &backward, std::size_t cases, std::uint64_t seed) {
     const pm::ValidateOptions opt = validate_options(cases, seed);

@@ -134,7 +134,7 @@ TEST_CASE("pmach check --same-as: each planted fault is caught with its coeffici
   const std::map<std::string, std::string> pattern{
       {"conv2d_wrong_dilation", "source axis 1 moves by -1 per step of parameter axis 1"},
       {"conv2d_wrong_padding", "is shifted by"},
-      {"conv2d_reversed_kernel", "parameter axis 0 is reversed"},
+      {"conv2d_reversed_kernel", "a flipped kernel: parameter axes 0 reversed"},
       {"conv2d_missing_group", "intended coefficients the implementation lacks: exactly those"}};
   for (const auto &[file, p] : pattern) {
     const Run r = pmach("check " + faults + "/conv2d.json --cases 2 --same-as " + faults + "/" +
@@ -295,7 +295,13 @@ Run probe_round_trip(const std::string &name, Fault fault,
   const Run p = pmach("probe " + faults + "/conv2d.json --out " + dir.string());
   INFO(p.err);
   REQUIRE(p.code == 0);
-  CHECK(p.out.find("wrote 1457 probe samples") != std::string::npos); // 24·60 + 1 + 16
+  // 24·60 + 1 + 16 basis probes and bilinearity cases, then CONF-EQUAL's.
+  const pm::io::Json manifest = pm::io::read_json((dir / "probe.json").string());
+  const long long equal = manifest["equal"].get<long long>();
+  CHECK(equal > 0);
+  CHECK(manifest["samples"].get<long long>() == 1457 + equal);
+  CHECK(p.out.find("wrote " + std::to_string(1457 + equal) + " probe samples") !=
+        std::string::npos);
   run_framework(dir, fault, dtype, fortran, forget_batch_sum);
   return pmach("check " + faults + "/conv2d.json --cases 2 --json --against " + dir.string());
 }
@@ -322,6 +328,7 @@ TEST_CASE("pmach probe: the correct framework passes, in float32, and in float64
     CHECK(rs["SAMPLE y conv2d as intended"].first == "passed");
     CHECK(rs["SAMPLE grad_w conv2d as intended"].first == "passed");
     CHECK(rs["CONF-RECOVER conv2d as intended"].first == "passed");
+    CHECK(rs["CONF-EQUAL forward conv2d as intended"].first == "passed");
     CHECK(rs["CONF-SPAN-DIFF conv2d as intended"].first == "passed");
     CHECK(rs["CONF-SPAN-DIFF conv2d as intended"].second.find("the spans agree") !=
           std::string::npos);
@@ -332,7 +339,7 @@ TEST_CASE("pmach probe: each planted fault is recovered from the framework's out
   const std::map<Fault, std::string> pattern{
       {Fault::dilation, "source axis 1 moves by -1 per step of parameter axis 1"},
       {Fault::padding, "is shifted by"},
-      {Fault::reversed, "parameter axis 0 is reversed"},
+      {Fault::reversed, "a flipped kernel: parameter axes 0 reversed"},
       {Fault::missing_group, "intended coefficients the implementation lacks"}};
   for (const auto &[fault, p] : pattern) {
     const Run r = probe_round_trip("fault", fault);
@@ -340,6 +347,7 @@ TEST_CASE("pmach probe: each planted fault is recovered from the framework's out
     CHECK(r.code == 1);
     auto rs = rows(r);
     CHECK(rs["CONF-RECOVER conv2d as intended"].first == "passed");
+    CHECK(rs["CONF-EQUAL forward conv2d as intended"].first == "failed");
     const auto &[status, detail] = rs["CONF-SPAN-DIFF conv2d as intended"];
     CHECK(status == "failed");
     CHECK(detail.find(p) != std::string::npos);
@@ -371,4 +379,43 @@ TEST_CASE("pmach probe: samples that are not the probes are bad input") {
   pm_test::expect_input_error(
       pmach("check " + faults + "/conv2d.json --cases 2 --against " + dir.string()),
       "is not the input recovery expects");
+}
+
+TEST_CASE(
+    "CONF-SPAN-DIFF: pmach check --same-as on two different pooling files exits 1, no crash") {
+  // Parameterless layers: their parameter space has rank 0, which the
+  // pattern search once read past (SIGSEGV, exit 139).
+  const std::string pool = R"({"pmach": 1, "kind": "layer", "source": {"shape": [6]},
+    "target": {"shape": [3]}, "edges": {"ranges": [3, 2], "s": {"matrix": [[2, S]]},
+    "t": {"matrix": [[1, 0]]}, "mu": "1/2"}})";
+  auto write = [&](const std::string &name, const std::string &s) {
+    std::string text = pool;
+    text.replace(text.find("S]]"), 1, s);
+    const std::string file = (work / name).string();
+    std::ofstream(file) << text;
+    return file;
+  };
+  const std::string a = write("pool_a.json", "1"), b = write("pool_b.json", "0");
+  const Run r = pmach("check " + a + " --cases 2 --same-as " + b);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("6 of 6 coefficients differ") != std::string::npos);
+  CHECK(r.out.find("target (0) <- source (1) via parameter (): intended 1/2, implemented 0") !=
+        std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL: pmach probe writes few samples for a layer too large to recover") {
+  // A 2 -> 3 conv on 6x6: recovery would take 54·72 + 17 = 3905 framework
+  // calls; only CONF-EQUAL's probes are written.
+  const std::string file =
+      made("make conv --in 2 --out 3 --size 6 6 --kernel 3 3 --padding 1 1", "conv_2_3.json");
+  const fs::path dir = work / "probe_few";
+  fs::remove_all(dir);
+  const Run p = pmach("probe " + file + " --out " + dir.string());
+  INFO(p.out << p.err);
+  REQUIRE(p.code == 0);
+  const pm::io::Json manifest = pm::io::read_json((dir / "probe.json").string());
+  CHECK(manifest["recovery"] == "none");
+  CHECK(manifest["samples"] == manifest["equal"]);
+  CHECK(manifest["samples"].get<long long>() <= 16);
 }

@@ -166,13 +166,14 @@ TEST_CASE("CONF-SPAN-DIFF mutant: a wrong padding offset is caught, with its pat
   INFO(d);
   // Output row i now reads the input row the intended i + 1 read: the
   // same as the source shifted by -1, with fewer border exceptions.
-  CHECK(d.find("target axis 0 is shifted by 1 (a padding offset?)") != std::string::npos);
+  CHECK(d.find("target axis 0 is shifted by 1 (a shift on this axis, or a padding offset)") !=
+        std::string::npos);
 }
 
 TEST_CASE("CONF-SPAN-DIFF mutant: a reversed kernel is caught, with its pattern") {
   const std::string d = caught(Fault::reversed);
   INFO(d);
-  CHECK(d.find("parameter axis 0 is reversed") != std::string::npos);
+  CHECK(d.find("a flipped kernel: parameter axes 0 reversed") != std::string::npos);
 }
 
 TEST_CASE("CONF-SPAN-DIFF mutant: a missing channel group is caught, with its pattern") {

@@ -16,6 +16,7 @@
 #include "pm/io/machine_format.hpp"
 #include "pm/machine.hpp"
 #include "pm/numeric/uniform.hpp"
+#include "pm/validate/equal.hpp"
 #include "pm/validate/layer_laws.hpp"
 #include "pm/validate/machine_laws.hpp"
 #include "pm/validate/machine_samples.hpp"
@@ -98,7 +99,7 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
     rep.results.push_back(
         row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed, prefix + rec.detail));
     rep.results.push_back(row("CONF-SPAN-DIFF", subject, Status::not_applicable, 0, opt.seed,
-                              "no recovered span (CONF-RECOVER refused)"));
+                              "no recovered span (CONF-RECOVER refused: " + rec.detail + ")"));
     return;
   }
   if (rec.status != RecoveryStatus::recovered) {
@@ -120,11 +121,6 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
   rep.results.push_back(span_diff_row(subject, intended, rec.span, shapes, opt.seed, prefix));
 }
 
-// With a bias the span's source is X ⊔ {•}, flat: the bias point is last.
-inline SpaceShapes shapes_of(const io::LayerDescription &d) {
-  return {d.bias ? Shape({d.source.size() + 1}) : d.source, d.target, d.parameters, {}, {}, {}};
-}
-
 } // namespace validation
 
 // The shapes of a model's spaces, for its counterexamples.
@@ -135,14 +131,47 @@ inline CaseShapes case_shapes(const io::MachineDescription &d) {
   return {d.space.extents(), d.space.extents(), d.parameters.extents()};
 }
 
-namespace validation {} // namespace validation
+namespace validation {
 
-// The laws on the implementation, then its recovered span against the
-// specification's.
+// No check that compared nothing passes: when none of the rows that compare
+// the implementation with the specification (`laws`) passed or failed, those
+// that were not applicable become too weak, "not compared: " and why, and a
+// report without any of them gets one such row.
+inline void require_comparison(Report &rep, const std::vector<std::string> &laws,
+                               const std::string &subject, std::uint64_t seed) {
+  auto compares = [&](const LawResult &r) {
+    return std::find(laws.begin(), laws.end(), r.law) != laws.end();
+  };
+  for (const LawResult &r : rep.results)
+    if (compares(r) && (r.status == Status::passed || r.status == Status::failed)) return;
+  bool marked = false;
+  for (LawResult &r : rep.results)
+    if (compares(r) && r.status != Status::too_weak) {
+      r.status = Status::too_weak;
+      r.detail = "not compared: " + r.detail;
+      marked = true;
+    } else if (compares(r)) {
+      marked = true;
+    }
+  if (!marked)
+    rep.results.push_back(row(laws.front(), subject, Status::too_weak, 0, seed,
+                              "not compared: no comparison of the implementation with the "
+                              "specification ran"));
+}
+
+// Span recovery costs |P|·|X| calls; past this it is left to CONF-EQUAL,
+// which compares at any size.
+inline constexpr std::size_t max_recovery_calls = std::size_t{1} << 14;
+
+} // namespace validation
+
+// The laws on the implementation; CONF-EQUAL, its comparison with the
+// specification at full size; and, where recovery is affordable, its
+// recovered span against the specification's (CONF-RECOVER, CONF-SPAN-DIFF).
 template <ForwardLayer L>
 Report check_layer(const io::LayerDescription &spec, const L &implementation,
                    const ValidateOptions &opt, const std::string &subject = "implementation",
-                   const RecoverOptions &recover = {}) {
+                   const RecoverOptions &recover = {}, const EqualOptions &equal = {}) {
   using namespace validation;
   Report rep;
   const Index x = implementation.source_size(), y = implementation.target_size(),
@@ -163,8 +192,15 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
     rep.results.push_back(row("PSPAN-ADJOINT", subject, Status::not_applicable, 0, opt.seed, why));
     rep.results.push_back(row("PSPAN-GRADIENT", subject, Status::not_applicable, 0, opt.seed, why));
   }
+  try {
+    rep.append(check_equal(spec, implementation, opt.seed, subject, equal));
+  } catch (const std::exception &e) {
+    rep.results.push_back(row("CONF-EQUAL forward", subject, Status::failed, 0, opt.seed,
+                              std::string("the implementation threw: ") + e.what()));
+  }
   RecoverOptions ro = recover;
   ro.seed = opt.seed;
+  ro.max_calls = std::min(ro.max_calls, max_recovery_calls);
   Recovery<typename L::scalar_type> rec;
   try {
     rec = recover_span(implementation, ro);
@@ -172,7 +208,12 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
     rec.status = RecoveryStatus::not_bilinear;
     rec.detail = std::string("the implementation threw: ") + e.what();
   }
-  conformance_rows(rep, rec, spec.span, shapes_of(spec), subject, opt);
+  // The whole span is materialised only where recovery was affordable.
+  if (rec.status == RecoveryStatus::refused)
+    conformance_rows(rep, rec, {}, shapes_of(spec), subject, opt);
+  else
+    conformance_rows(rep, rec, spec.span, shapes_of(spec), subject, opt);
+  require_comparison(rep, {"CONF-EQUAL forward", "CONF-SPAN-DIFF"}, subject, opt.seed);
   return rep;
 }
 
@@ -501,6 +542,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                             "cannot be compared";
     for (const char *law : {"CONF-MACHINE forward", "CONF-MACHINE backward", "CONF-RECOVER"})
       rep.results.push_back(row(law, subject, Status::not_applicable, 0, opt.seed, why));
+    require_comparison(rep, {"CONF-MACHINE forward", "CONF-SPAN-DIFF"}, subject, opt.seed);
     return rep;
   }
   if (laws) rep = machine_laws_of(spec, implementation, opt, subject);
@@ -676,10 +718,12 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                 (rational ? " in floating point gives no exact outputs"
                           : " has no exact rational values") +
                 ": the linear part is not recovered exactly (CONF-MACHINE compares the passes)"));
+    require_comparison(rep, {"CONF-MACHINE forward", "CONF-SPAN-DIFF"}, subject, opt.seed);
     return rep;
   }
   conformance_rows(rep, recover_linear_part(implementation, n, np),
                    cleaned_span(mq->span(), mq->grading()), shapes_of(spec, n, np), subject, opt);
+  require_comparison(rep, {"CONF-MACHINE forward", "CONF-SPAN-DIFF"}, subject, opt.seed);
   return rep;
 }
 

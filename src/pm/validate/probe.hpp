@@ -1,8 +1,10 @@
 #pragma once
-// Probe samples: span recovery for frameworks without bindings. `pmach probe
-// LAYER.json --out DIR` writes the inputs recover_span would feed a layer —
-// the basis probes (w, φ) = (e_p, e_x), then apply(0, 0) and the random
-// integer cases of its bilinearity check — as x.npy (batch, *source) and
+// Probe samples: span recovery and CONF-EQUAL for frameworks without
+// bindings. `pmach probe LAYER.json --out DIR` writes the inputs
+// recover_span would feed a layer — for a layer whose recovery takes at most
+// max_probe_recovery calls, the basis probes (w, φ) = (e_p, e_x), then
+// apply(0, 0) and the random integer cases of its bilinearity check — and
+// then the k probes of CONF-EQUAL (equal.hpp), as x.npy (batch, *source) and
 // w.npy (batch, *parameters), one parameter vector per sample, with random
 // integer cotangents g.npy (batch, *target) and a manifest probe.json. The
 // framework computes, per sample b, y_b = L_{w_b} x_b, and optionally
@@ -12,7 +14,8 @@
 // inputs), and replays y.npy through recover_span: the calls are the same
 // in the same order (recovery is deterministic for a seed and sizes), so
 // the span the framework implements is recovered, exactly while the integer
-// bound of docs/tolerances.md holds, and diffed with the model's.
+// bound of docs/tolerances.md holds, and diffed with the model's; the last
+// samples are replayed through check_equal the same way (CONF-EQUAL).
 #include <random>
 
 #include "pm/io/model_writer.hpp"
@@ -63,6 +66,18 @@ struct ReplayLayer {
   }
 };
 
+// Probe files hold the basis probes of recovery only for small layers; every
+// layer gets CONF-EQUAL's probes, sized for float32 (so that they are exact
+// in a float32 or a float64 framework) and not localised.
+inline constexpr std::size_t max_probe_recovery = 2048;
+
+inline EqualOptions probe_equal_options() {
+  EqualOptions o;
+  o.dtype = Dtype::float32;
+  o.localise = false;
+  return o;
+}
+
 inline RecoverOptions probe_options(std::uint64_t seed, double u = 0) {
   RecoverOptions o;
   o.seed = seed;
@@ -79,7 +94,7 @@ inline std::uint64_t probe_seed(const io::Field &m, bool machine) {
   if (machine)
     m.allow_only({"pmach", "kind", "model", "seed", "samples", "cases"});
   else
-    m.allow_only({"pmach", "kind", "model", "seed", "samples", "recovery"});
+    m.allow_only({"pmach", "kind", "model", "seed", "samples", "recovery", "equal"});
   m.at("pmach").as_int(io::format_version, io::format_version);
   if (m.at("kind").as_string() != "probe") m.at("kind").fail("\"probe\"");
   return std::uint64_t(m.at("seed").as_int(0, std::numeric_limits<long long>::max()));
@@ -96,8 +111,14 @@ inline std::size_t write_probes(const io::LayerDescription &d, const std::string
                                 std::uint64_t seed) {
   using namespace validation;
   RecordingLayer rec{io::with_scalar<double>(d.span), {}};
-  const auto r = recover_span(rec, probe_options(seed));
-  require(r.status != RecoveryStatus::refused, d.file, ": ", r.detail);
+  std::string via = "none";
+  if (recovery_cost(rec).first <= max_probe_recovery) {
+    const auto r = recover_span(rec, probe_options(seed));
+    require(r.status != RecoveryStatus::refused, d.file, ": ", r.detail);
+    via = r.via;
+  }
+  const std::size_t recovery_samples = rec.calls.size();
+  check_equal(d, rec, seed, d.file, probe_equal_options());
   const std::size_t n = rec.calls.size();
   std::vector<double> xs, ws, gs;
   std::mt19937_64 rng(seed ^ fnv1a("probe g"));
@@ -122,7 +143,8 @@ inline std::size_t write_probes(const io::LayerDescription &d, const std::string
                           {"model", d.file},
                           {"seed", seed},
                           {"samples", n},
-                          {"recovery", r.via}};
+                          {"recovery", via},
+                          {"equal", n - recovery_samples}};
   out.add("probe.json", manifest.dump(2) + "\n");
   out.commit();
   return n;
@@ -145,10 +167,28 @@ inline Report compare_probes(const io::LayerDescription &d, const std::string &d
       io::batch_from_npy<double>(io::read_npy(file("x.npy")), d.source, file("x.npy"), y.cols);
   const Batch<double> w =
       io::batch_from_npy<double>(io::read_npy(file("w.npy")), d.parameters, file("w.npy"), y.cols);
-  const ReplayLayer replay{d.source.size(), d.target.size(), d.parameters.size(), &x, &w, &y, dir};
-  const auto r = recover_span(replay, probe_options(seed, unit_roundoff(ya.dtype)));
-  conformance_rows(rep, r, d.span, shapes_of(d), subject, ValidateOptions{1, seed},
-                   "recovered from " + file("y.npy") + ": ");
+  const io::Field manifest(mj, file("probe.json"));
+  const std::size_t equal =
+      manifest.has("equal") ? std::size_t(manifest.at("equal").as_int(0, y.cols)) : 0;
+  const bool recovery = !manifest.has("recovery") || manifest.at("recovery").as_string() != "none";
+  // CONF-EQUAL's probes are the last `equal` samples, in the order it calls.
+  const ReplayLayer equal_replay{
+      d.source.size(), d.target.size(), d.parameters.size(), &x, &w, &y, dir, y.cols - equal};
+  if (equal > 0) rep.append(check_equal(d, equal_replay, seed, subject, probe_equal_options()));
+  if (recovery) {
+    const ReplayLayer replay{
+        d.source.size(), d.target.size(), d.parameters.size(), &x, &w, &y, dir};
+    const auto r = recover_span(replay, probe_options(seed, unit_roundoff(ya.dtype)));
+    conformance_rows(rep, r, d.span, shapes_of(d), subject, ValidateOptions{1, seed},
+                     "recovered from " + file("y.npy") + ": ");
+  } else {
+    rep.results.push_back(row("CONF-RECOVER", subject, Status::not_applicable, 0, seed,
+                              "the probe files hold no basis probes (recovery would need more "
+                              "than " +
+                                  std::to_string(max_probe_recovery) +
+                                  " samples): CONF-EQUAL compares at full size"));
+  }
+  require_comparison(rep, {"CONF-EQUAL forward", "CONF-SPAN-DIFF"}, subject, seed);
   return rep;
 }
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "pm/validate/patterns.hpp"
 #include "pm/validate/recover.hpp"
 
 namespace pm {
@@ -70,7 +71,9 @@ inline std::optional<Key> explain(const Explanation &e, const Key &k, const Spac
   for (int s = 0; s < 3; ++s) m[s] = spaces[s]->multi(flat[s]);
   const long long extent = (long long)spaces[e.space]->extents()[e.axis];
   long long v = (long long)m[e.space][e.axis];
-  v = e.reverse ? extent - 1 - v : v + e.alpha * (long long)m[2][e.q] + e.beta;
+  // A shift alone reads no parameter coordinate: a span without parameters
+  // has none (its parameter space has rank 0).
+  v = e.reverse ? extent - 1 - v : v + (e.alpha ? e.alpha * (long long)m[2][e.q] : 0) + e.beta;
   if (v < 0 || v >= extent) return std::nullopt;
   m[e.space][e.axis] = Index(v);
   return Key{sh.target.flat(m[0]), sh.source.flat(m[1]), sh.parameters.flat(m[2])};
@@ -92,7 +95,8 @@ inline std::vector<Explanation> explanations(const SpaceShapes &sh) {
       const std::string axis = std::string(names[s]) + " axis " + std::to_string(j);
       for (long long beta = -3; beta <= 3; ++beta)
         if (beta != 0)
-          out.push_back({axis + " is shifted by " + std::to_string(beta) + " (a padding offset?)",
+          out.push_back({axis + " is shifted by " + std::to_string(beta) +
+                             " (a shift on this axis, or a padding offset)",
                          false, s, j, 0, 0, beta});
       for (Index q = 0; q < sh.parameters.rank(); ++q)
         for (long long alpha : {-2LL, -1LL, 1LL, 2LL})
@@ -119,6 +123,10 @@ inline std::string find_pattern(const CoefficientMap &a, const CoefficientMap &b
                                 const std::vector<Key> &diff, const SpaceShapes &sh,
                                 const SpanDiffOptions &opt) {
   if (diff.empty()) return "";
+  // The faults users make, in their words, first (patterns.hpp).
+  if (a.size() + b.size() <= opt.max_pattern_work >> 8)
+    if (auto s = user_pattern(a, b, diff, {sh.target, sh.source, sh.parameters}); !s.empty())
+      return "every difference is explained by one pattern: " + s;
   bool all_missing = true, all_extra = true;
   for (const Key &k : diff) {
     all_missing = all_missing && !b.count(k);

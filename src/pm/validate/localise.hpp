@@ -1,0 +1,309 @@
+#pragma once
+// Where an implementation differs from its specification, without
+// recovering its span (spec/validator.md, CONF-EQUAL): from a probe on which
+// some outputs differ, a few of those outputs are followed to their
+// differing coefficients c(y, x, p).
+//  - With the adjoints: the transpose at cotangent e_y is row y of L_w, so
+//    one call gives the sources at which output y differs, and the gradient
+//    at (e_x, e_y) gives c(y, x, ·) over the parameters: 1 + d calls per
+//    output with d differing sources. The adjoints are trusted only when
+//    the differences they find account for the forward's difference on the
+//    probe; otherwise
+//  - forward only: the probes' support is halved on the source axis, then
+//    on the parameter axis, all followed outputs answering each call at
+//    once, O(d·log(|X||P|)) calls; a leaf (x, p) is read off apply(e_p, e_x).
+// Each restricted probe misses a difference with probability ≤ 2/s, like
+// CONF-EQUAL's own probes.
+#include <random>
+
+#include "pm/numeric/uniform.hpp"
+#include "pm/validate/layer.hpp"
+#include "pm/validate/patterns.hpp"
+#include "pm/validate/span_diff.hpp"
+#include "pm/validate/span_probes.hpp"
+
+namespace pm {
+
+struct Localisation {
+  std::vector<CoefficientDifference> differences; // found, (y, x, p) order
+  std::size_t outputs_followed = 0, outputs_differing = 0;
+  std::size_t calls = 0;
+  bool complete = true; // every difference of the followed outputs found
+  std::string via;      // "transpose and gradient" or "forward"
+  std::string pattern;
+};
+
+namespace validation {
+
+// Output y's coefficients c(y, x, p), summed over parallel edges.
+inline std::map<std::pair<Index, Index>, Rational> row_coefficients(const SpanRows &rows, Index y) {
+  std::vector<RowEdge> row;
+  rows.row(y, row);
+  std::map<std::pair<Index, Index>, Rational> c;
+  for (const RowEdge &e : row) c[{e.source, e.parameter}] += e.weight;
+  for (auto it = c.begin(); it != c.end();) it = it->second == 0 ? c.erase(it) : std::next(it);
+  return c;
+}
+
+// Up to n of the differing outputs, spread over them (so that, say,
+// several channel groups are seen).
+inline std::vector<Index> spread(const std::vector<Index> &points, std::size_t n) {
+  if (points.size() <= n) return points;
+  std::vector<Index> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(points[i * points.size() / n]);
+  return out;
+}
+
+template <ForwardLayer L> class Localiser {
+public:
+  using S = typename L::scalar_type;
+  Localiser(const L &impl, const SpanRows &rows, long long r, double tolerance, std::uint64_t seed,
+            std::size_t max_calls)
+      : impl_(impl), rows_(rows), nx_(impl.source_size()), np_(impl.parameter_size()),
+        value_(-r, r), tolerance_(tolerance), rng_(seed), max_calls_(max_calls) {}
+
+  // The differences of the followed outputs ys, forward only.
+  std::map<CoefficientKey, std::pair<Rational, Rational>> by_halves(const std::vector<Index> &ys) {
+    for (Index y : ys) spec_[y] = row_coefficients(rows_, y);
+    std::map<CoefficientKey, std::pair<Rational, Rational>> found;
+    std::vector<std::pair<Index, std::vector<Index>>> sources; // x and the ys differing there
+    halve(
+        0, nx_, ys,
+        [&](Index lo, Index hi, const std::vector<Index> &in) {
+          return test(in, lo, hi, 0, np_, std::nullopt);
+        },
+        [&](Index x, const std::vector<Index> &in) {
+          sources.push_back({x, in});
+        });
+    for (const auto &[x, in] : sources)
+      halve(
+          0, np_, in,
+          [&](Index lo, Index hi, const std::vector<Index> &at) {
+            return test(at, x, x + 1, lo, hi, x);
+          },
+          [&](Index p, const std::vector<Index> &at) {
+            if (!budget()) return;
+            Function<S> e_p(np_, S(0)), e_x(nx_, S(0));
+            e_p[p] = S(1);
+            e_x[x] = S(1);
+            const Function<S> out = impl_.apply(e_p, e_x);
+            ++calls;
+            for (Index y : at) {
+              const auto it = spec_[y].find({x, p});
+              const Rational want = it == spec_[y].end() ? Rational(0) : it->second;
+              const Rational got = read(out[y]);
+              if (got != want) found[{y, x, p}] = {want, got};
+            }
+          });
+    return found;
+  }
+
+  // The differences of the followed outputs ys through the adjoints: the
+  // transpose at (w, e_y) for the differing sources, the gradient at
+  // (e_x, e_y) for their coefficients.
+  std::map<CoefficientKey, std::pair<Rational, Rational>>
+  by_adjoints(const std::vector<Index> &ys, const Function<S> &w,
+              const std::vector<long long> &wv) requires Layer<L> {
+    std::map<CoefficientKey, std::pair<Rational, Rational>> found;
+    const Index ny = impl_.target_size();
+    for (Index y : ys) {
+      spec_[y] = row_coefficients(rows_, y);
+      if (!budget()) break;
+      Function<S> e_y(ny, S(0));
+      e_y[y] = S(1);
+      const Function<S> t = impl_.apply_transpose(w, e_y);
+      ++calls;
+      require(t.size() == nx_, "apply_transpose returned ", t.size(), " values, expected ", nx_);
+      std::vector<Rational> want(nx_, 0), size(nx_, 0);
+      for (const auto &[xp, c] : spec_[y])
+        if (xp.first < nx_) {
+          want[xp.first] += c * wv[xp.second];
+          size[xp.first] += abs(c * wv[xp.second]);
+        }
+      for (Index x = 0; x < nx_; ++x) {
+        if (abs(to_rational(t[x]) - want[x]) <= Rational(tolerance_) * size[x]) continue;
+        if (!budget()) break;
+        Function<S> e_x(nx_, S(0));
+        e_x[x] = S(1);
+        const Function<S> g = impl_.parameter_gradient(e_x, e_y);
+        ++calls;
+        require(g.size() == np_, "parameter_gradient returned ", g.size(), " values, expected ",
+                np_);
+        for (Index p = 0; p < np_; ++p) {
+          const auto it = spec_[y].find({x, p});
+          const Rational c = it == spec_[y].end() ? Rational(0) : it->second;
+          if (const Rational got = read(g[p]); got != c) found[{y, x, p}] = {c, got};
+        }
+      }
+    }
+    return found;
+  }
+
+  // The intended coefficients of the followed outputs, flat (y, x, p).
+  Coefficients intended() const {
+    Coefficients a;
+    for (const auto &[y, row] : spec_)
+      for (const auto &[xp, c] : row)
+        if (xp.first < nx_) a[{y, xp.first, xp.second}] = c;
+    return a;
+  }
+
+  std::size_t calls = 0;
+  bool complete = true;
+
+private:
+  // A coefficient as computed: exact, or (when the comparison has a
+  // tolerance) the simplest rational within it of the rounded value.
+  Rational read(const S &v) const {
+    if (tolerance_ == 0) return to_rational(v);
+    const double d = double(v);
+    return simplest_rational(d, 4 * tolerance_ * std::abs(d)).value_or(to_rational(v));
+  }
+
+  bool budget() {
+    if (calls < max_calls_) return true;
+    complete = false;
+    return false;
+  }
+
+  // Calls `leaf(i, ys)` for every i in [lo, hi) at which some of ys differ,
+  // given that they differ somewhere in [lo, hi).
+  template <class Test, class Leaf>
+  void halve(Index lo, Index hi, const std::vector<Index> &ys, Test &&test, Leaf &&leaf) {
+    if (ys.empty()) return;
+    if (hi - lo == 1) return leaf(lo, ys);
+    const Index mid = lo + (hi - lo) / 2;
+    for (const auto &[a, b] : {std::pair{lo, mid}, std::pair{mid, hi}}) {
+      if (!budget()) return;
+      halve(a, b, test(a, b, ys), test, leaf);
+    }
+  }
+
+  // Which of ys differ on a probe supported on sources [xlo, xhi) and
+  // parameters [plo, phi) (a single source gets the value 1).
+  std::vector<Index> test(const std::vector<Index> &ys, Index xlo, Index xhi, Index plo, Index phi,
+                          std::optional<Index> unit_source) {
+    Function<S> w(np_, S(0)), x(nx_, S(0));
+    std::vector<long long> wv(np_, 0), xv(nx_, 0);
+    for (Index p = plo; p < phi; ++p) w[p] = S(wv[p] = value_(rng_));
+    for (Index i = xlo; i < xhi; ++i) x[i] = S(xv[i] = unit_source ? 1 : value_(rng_));
+    const Function<S> out = impl_.apply(w, x);
+    ++calls;
+    std::vector<Index> differ;
+    for (Index y : ys) {
+      Rational want = 0, size = 0;
+      for (const auto &[xp, c] : spec_[y]) {
+        const auto [xi, p] = xp;
+        if (xi >= xlo && xi < xhi && p >= plo && p < phi) {
+          want += c * wv[p] * xv[xi];
+          size += abs(c * wv[p] * xv[xi]);
+        }
+      }
+      const Rational got = to_rational(out[y]);
+      if (abs(got - want) > Rational(tolerance_) * size) differ.push_back(y);
+    }
+    return differ;
+  }
+
+  const L &impl_;
+  const SpanRows &rows_;
+  Index nx_, np_;
+  UniformInt<long long> value_;
+  double tolerance_;
+  std::mt19937_64 rng_;
+  std::size_t max_calls_;
+  std::map<Index, std::map<std::pair<Index, Index>, Rational>> spec_;
+};
+
+} // namespace validation
+
+// The differences behind a forward probe (w, x) on which `differing`
+// outputs of the implementation differ from the specification's `rows`:
+// `observed` is the implementation's output on that probe and `specified`
+// the specification's (exact). Up to `follow` outputs are followed.
+template <ForwardLayer L>
+Localisation localise(const L &impl, const SpanRows &rows, const SpaceShapes &sh,
+                      const std::vector<long long> &wv, const std::vector<long long> &xv,
+                      const Function<typename L::scalar_type> &observed,
+                      const std::vector<Rational> &specified, const std::vector<Index> &differing,
+                      long long r, double tolerance, std::uint64_t seed,
+                      std::size_t max_calls = 16384) {
+  using namespace validation;
+  using S = typename L::scalar_type;
+  Localisation out;
+  out.outputs_differing = differing.size();
+  // The adjoints read a whole row per call; by halves costs O(d log) calls
+  // per output, so fewer are followed.
+  const std::vector<Index> ys = spread(differing, Layer<L> ? 2 : 1);
+  out.outputs_followed = ys.size();
+  Localiser<L> loc(impl, rows, r, tolerance, seed, max_calls);
+  std::map<CoefficientKey, std::pair<Rational, Rational>> found;
+  bool accounted = false;
+  if constexpr (Layer<L>) {
+    Function<S> w(wv.size());
+    for (Index p = 0; p < wv.size(); ++p) w[p] = S(wv[p]);
+    found = loc.by_adjoints(ys, w, wv);
+    // The adjoints are the forward's only if their differences account for
+    // the forward's on the probe.
+    accounted = loc.complete;
+    for (Index y : ys) {
+      Rational predicted = 0;
+      for (auto it = found.lower_bound({y, 0, 0}); it != found.end() && std::get<0>(it->first) == y;
+           ++it)
+        predicted += (it->second.second - it->second.first) * wv[std::get<2>(it->first)] *
+                     xv[std::get<1>(it->first)];
+      accounted = accounted && predicted == to_rational(observed[y]) - specified[y];
+    }
+    out.via = "transpose and gradient";
+  }
+  if (!accounted) {
+    found = loc.by_halves(ys);
+    out.via = "forward, by halves";
+  }
+  out.calls = loc.calls;
+  out.complete = loc.complete;
+  const Coefficients a = loc.intended();
+  Coefficients b = a;
+  std::vector<CoefficientKey> keys;
+  for (const auto &[k, v] : found) {
+    keys.push_back(k);
+    if (v.second == 0)
+      b.erase(k);
+    else
+      b[k] = v.second;
+    const auto [y, x, p] = k;
+    out.differences.push_back(
+        {sh.target.multi(y), sh.source.multi(x), sh.parameters.multi(p), v.first, v.second});
+  }
+  // One wrong coefficient is a pattern only when one output differs.
+  if (!keys.empty() && (keys.size() > 1 || out.outputs_differing == 1))
+    out.pattern = find_pattern(a, b, keys, sh, SpanDiffOptions{});
+  // Border outputs alone cannot be told from all of them when every output
+  // differs (a factor on every weight): no pattern then, rather than a wrong one.
+  if (out.outputs_differing == impl.target_size() &&
+      out.pattern.find("wrong divisor at the borders") != std::string::npos)
+    out.pattern.clear();
+  return out;
+}
+
+inline std::string to_text(const Localisation &l, const SpaceShapes &sh, std::size_t max_listed) {
+  std::ostringstream os;
+  os << "localised via " << l.via << " (" << l.calls << " calls): " << l.differences.size()
+     << " differing coefficients in the " << l.outputs_followed
+     << (l.outputs_followed == 1 ? " output followed" : " outputs followed")
+     << (l.complete ? " (all of theirs)" : " (the call budget ran out: some may be missing)")
+     << " of the " << l.outputs_differing << " outputs that differ on the probe; so at least "
+     << std::max(l.differences.size(), l.outputs_differing) << " coefficients differ in all";
+  if (!l.pattern.empty()) os << "\n  " << l.pattern;
+  SpanDiff d;
+  d.source_axes = sh.source_axes;
+  d.target_axes = sh.target_axes;
+  d.parameter_axes = sh.parameter_axes;
+  for (std::size_t i = 0; i < l.differences.size() && i < max_listed; ++i)
+    os << "\n  " << to_text(l.differences[i], d);
+  if (l.differences.size() > max_listed)
+    os << "\n  ... and " << l.differences.size() - max_listed << " more";
+  return os.str();
+}
+
+} // namespace pm

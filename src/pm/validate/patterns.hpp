@@ -1,0 +1,210 @@
+#pragma once
+// The fault classes users make, named in their words when one explains
+// every difference between an intended coefficient map a and an implemented
+// one b (spec/validator.md, CONF-SPAN-DIFF and CONF-EQUAL): a flipped kernel
+// (kernel axes reversed), a transposed weight (two parameter axes swapped),
+// groups wired to the wrong group (blocks of the channel axis permuted
+// cyclically), a wrong divisor at the borders (border outputs' weights
+// scaled), an off-by-one at one border only (the first or last coordinate of
+// an axis missing), a single wrong coefficient. Each test maps every
+// coefficient of a and asks for b exactly, so a pattern is named only when
+// it explains all the differences; find_pattern (span_diff.hpp) tries these
+// first, then its shifts and dilations.
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pm/category/finite_set.hpp"
+#include "pm/category/scalar.hpp"
+
+namespace pm::validation {
+
+using CoefficientKey = std::tuple<Index, Index, Index>; // (y, x, p), flat
+using Coefficients = std::map<CoefficientKey, Rational>;
+
+struct PatternSpaces {
+  const Shape &target, &source, &parameters;
+};
+
+// b == the image of a under f, a bijection of the index spaces (so that
+// coefficients neither merge nor vanish): every mapped coefficient of a is
+// b's, and there are as many. Stops at the first that is not.
+template <class F> bool image_is(const Coefficients &a, const Coefficients &b, F &&f) {
+  if (a.size() != b.size()) return false;
+  for (const auto &[k, v] : a) {
+    CoefficientKey m = k;
+    f(m);
+    const auto it = b.find(m);
+    if (it == b.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+inline std::string axes_text(const std::vector<Index> &axes) {
+  std::string s;
+  for (Index j : axes) s += (s.empty() ? "" : " and ") + std::to_string(j);
+  return s;
+}
+
+// Parameter axes reversed: a kernel flipped (a convolution where a
+// cross-correlation is meant, or the reverse).
+inline std::string flipped_kernel(const Coefficients &a, const Coefficients &b,
+                                  const PatternSpaces &sp) {
+  const Index rank = sp.parameters.rank();
+  if (rank == 0 || rank > 6) return "";
+  for (unsigned mask = 1; mask < (1u << rank); ++mask) {
+    std::vector<Index> axes;
+    bool useful = true;
+    for (Index j = 0; j < rank; ++j)
+      if (mask >> j & 1) {
+        axes.push_back(j);
+        useful = useful && sp.parameters.extents()[j] > 1;
+      }
+    if (!useful) continue;
+    const bool explains = image_is(a, b, [&](CoefficientKey &k) {
+      std::vector<Index> m = sp.parameters.multi(std::get<2>(k));
+      for (Index j : axes) m[j] = sp.parameters.extents()[j] - 1 - m[j];
+      std::get<2>(k) = sp.parameters.flat(m);
+    });
+    if (explains)
+      return "a flipped kernel: parameter axes " + axes_text(axes) +
+             " reversed (a convolution where a cross-correlation is intended, or the reverse)";
+  }
+  return "";
+}
+
+// Two parameter axes of equal extent swapped: a weight read transposed.
+inline std::string transposed_weight(const Coefficients &a, const Coefficients &b,
+                                     const PatternSpaces &sp) {
+  const auto &e = sp.parameters.extents();
+  for (Index i = 0; i < e.size(); ++i)
+    for (Index j = i + 1; j < e.size(); ++j) {
+      if (e[i] != e[j] || e[i] < 2) continue;
+      const bool explains = image_is(a, b, [&](CoefficientKey &k) {
+        std::vector<Index> m = sp.parameters.multi(std::get<2>(k));
+        std::swap(m[i], m[j]);
+        std::get<2>(k) = sp.parameters.flat(m);
+      });
+      if (explains)
+        return "a transposed weight: parameter axes " + std::to_string(i) + " and " +
+               std::to_string(j) + " swapped (w read as wᵀ)";
+    }
+  return "";
+}
+
+// Blocks of B coordinates of a source axis read from the block δ further
+// on, cyclically: a grouped layer whose groups are wired to the wrong group.
+inline std::string wrong_group(const Coefficients &a, const Coefficients &b,
+                               const PatternSpaces &sp) {
+  const auto &e = sp.source.extents();
+  for (Index j = e.size(); j-- > 0;) {
+    const Index c = e[j];
+    // The largest blocks first: two groups swapped are also eight blocks of
+    // one moved by four, and the user wrote two groups.
+    for (Index block = c / 2; block >= 1; --block) {
+      if (c % block != 0) continue;
+      const Index blocks = c / block;
+      for (Index delta = 1; delta < blocks; ++delta) {
+        const bool explains = image_is(a, b, [&](CoefficientKey &k) {
+          std::vector<Index> m = sp.source.multi(std::get<1>(k));
+          m[j] = ((m[j] / block + delta) % blocks) * block + m[j] % block;
+          std::get<1>(k) = sp.source.flat(m);
+        });
+        if (explains)
+          return "groups wired to the wrong group: on source axis " + std::to_string(j) + " (" +
+                 std::to_string(blocks) + " groups of " + std::to_string(block) +
+                 "), group g reads group g + " + std::to_string(delta) + " mod " +
+                 std::to_string(blocks);
+      }
+    }
+  }
+  return "";
+}
+
+// Every differing output's coefficients are its intended ones times one
+// factor, and those outputs lie on a border of the target: a wrong divisor
+// at the borders (an average counting the padding, or not).
+inline std::string wrong_border_divisor(const Coefficients &a, const Coefficients &b,
+                                        const std::vector<CoefficientKey> &diff,
+                                        const PatternSpaces &sp) {
+  std::set<Index> outputs;
+  for (const auto &k : diff) outputs.insert(std::get<0>(k));
+  std::set<Rational> factors;
+  for (Index y : outputs) {
+    std::optional<Rational> f;
+    std::size_t na = 0, nb = 0;
+    for (auto it = a.lower_bound({y, 0, 0}); it != a.end() && std::get<0>(it->first) == y; ++it) {
+      ++na;
+      const auto jt = b.find(it->first);
+      if (jt == b.end()) return "";
+      const Rational r = jt->second / it->second;
+      if (f && *f != r) return "";
+      f = r;
+    }
+    for (auto it = b.lower_bound({y, 0, 0}); it != b.end() && std::get<0>(it->first) == y; ++it)
+      ++nb;
+    if (!f || na != nb || *f == 1) return "";
+    factors.insert(*f);
+    // On a border: some axis of rank > 0 at its first or last coordinate.
+    const std::vector<Index> m = sp.target.multi(y);
+    bool border = false;
+    for (Index j = 0; j < m.size(); ++j)
+      border = border ||
+               (sp.target.extents()[j] > 2 && (m[j] == 0 || m[j] + 1 == sp.target.extents()[j]));
+    if (!border) return "";
+  }
+  std::ostringstream os;
+  os << "a wrong divisor at the borders: the differing outputs lie on a border, each with all "
+        "its weights scaled by ";
+  std::size_t n = 0;
+  for (const Rational &f : factors)
+    if (n++ < 4) os << (n > 1 ? ", " : "") << f;
+  if (factors.size() > 4) os << ", …";
+  return os.str();
+}
+
+// The differences are all intended coefficients with coordinate 0 (or the
+// last) of one source or target axis, and every such coefficient: an
+// off-by-one at one border only.
+inline std::string one_border(const Coefficients &a, const Coefficients &b,
+                              const std::vector<CoefficientKey> &diff, const PatternSpaces &sp) {
+  for (const auto &k : diff)
+    if (b.count(k)) return ""; // not all missing
+  const Shape *spaces[] = {&sp.target, &sp.source};
+  const char *names[] = {"target", "source"};
+  for (int s = 0; s < 2; ++s)
+    for (Index j = 0; j < spaces[s]->rank(); ++j) {
+      const Index extent = spaces[s]->extents()[j];
+      if (extent < 3) continue;
+      for (const Index edge : {Index{0}, extent - 1}) {
+        auto at = [&](const CoefficientKey &k) {
+          return spaces[s]->multi(s == 0 ? std::get<0>(k) : std::get<1>(k))[j] == edge;
+        };
+        std::size_t in_edge = 0;
+        bool inside = true;
+        for (const auto &k : diff) inside = inside && at(k);
+        if (!inside) continue;
+        for (const auto &kv : a) in_edge += at(kv.first);
+        if (in_edge == diff.size())
+          return std::string("an off-by-one at one border only: every coefficient with ") +
+                 names[s] + " axis " + std::to_string(j) + " at " + std::to_string(edge) +
+                 (edge == 0 ? " (its first)" : " (its last)") + " is missing";
+      }
+    }
+  return "";
+}
+
+// The first user-level pattern that explains every difference, or "".
+inline std::string user_pattern(const Coefficients &a, const Coefficients &b,
+                                const std::vector<CoefficientKey> &diff, const PatternSpaces &sp) {
+  if (diff.empty()) return "";
+  if (diff.size() == 1) return "a single wrong coefficient";
+  for (auto f : {flipped_kernel, transposed_weight, wrong_group})
+    if (auto s = f(a, b, sp); !s.empty()) return s;
+  if (auto s = wrong_border_divisor(a, b, diff, sp); !s.empty()) return s;
+  return one_border(a, b, diff, sp);
+}
+
+} // namespace pm::validation

@@ -1,0 +1,296 @@
+// CONF-EQUAL: implementations compared with their specification at full
+// size, at sizes where span recovery is refused, by random integer probes;
+// each planted fault class fails with its differences localised and named.
+// The specifications come from the catalogue constructors (pm::conv,
+// pm::dense) or from rows written here, never from the code under test.
+#include <catch2/catch.hpp>
+
+#include "pm/layers.hpp"
+#include "pm/validate/conformance.hpp"
+#include "validate/support/hand_conv.hpp"
+
+using pm::Index;
+using pm::Rational;
+using pm::Status;
+using pm_test::Fault;
+using pm_test::HandConv2d;
+using pm_test::HandConvLayer;
+
+namespace {
+
+pm::io::LayerDescription description(const pm::ConvSpec &c) {
+  pm::io::LayerDescription d;
+  d.file = "conv (pm::conv)";
+  d.source = c.input_shape();
+  d.target = c.output_shape();
+  d.parameters = c.parameter_shape();
+  d.has_parameters = true;
+  d.span = pm::conv<Rational>(c);
+  return d;
+}
+
+const pm::LawResult &result(const pm::Report &r, const std::string &law) {
+  for (const auto &x : r.results)
+    if (x.law == law) return x;
+  FAIL("no result for " << law);
+  return r.results.front();
+}
+
+// conv c_in → c_out, 3×3, padding 1, on n×n, in `groups` groups.
+pm::ConvSpec conv3x3(Index n, Index channels, Index groups = 1) {
+  return {{n, n}, channels, channels, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, groups};
+}
+
+// The CONF-EQUAL forward row of a forward-only conv with `fault`.
+pm::Report check_conv(const pm::ConvSpec &c, Fault f, pm::ValidateOptions opt = {5, 7}) {
+  return pm::check_layer(description(c), HandConv2d<double>{c, f}, opt);
+}
+
+// Dense in → out as a user writes it: w of shape (in, out), or read as
+// (out, in) when transposed, times a factor.
+struct HandDense {
+  using scalar_type = double;
+  Index in, out;
+  bool transposed = false;
+  double factor = 1;
+  Index source_size() const { return in; }
+  Index target_size() const { return out; }
+  Index parameter_size() const { return in * out; }
+  pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
+    pm::Function<double> y(out, 0.0);
+    for (Index i = 0; i < in; ++i)
+      for (Index o = 0; o < out; ++o)
+        y[o] += factor * w[transposed ? o * in + i : i * out + o] * x[i];
+    return y;
+  }
+};
+
+} // namespace
+
+TEST_CASE(
+    "CONF-EQUAL: a correct conv 16->16 on 8x8 passes at full size where recovery is refused") {
+  const pm::Report rep = check_conv(conv3x3(8, 16), Fault::none);
+  INFO(pm::to_text(rep));
+  CHECK(result(rep, "CONF-EQUAL forward").status == Status::passed);
+  CHECK(result(rep, "CONF-EQUAL forward").detail.find("missed with probability") !=
+        std::string::npos);
+  CHECK(result(rep, "CONF-RECOVER").status == Status::not_applicable);
+  CHECK(rep.passed());
+}
+
+TEST_CASE("CONF-EQUAL mutant: a flipped 3x3 kernel in a conv 16->16 on 8x8 fails, named") {
+  const pm::Report rep = check_conv(conv3x3(8, 16), Fault::flipped);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(!rep.passed());
+  CHECK(r.detail.find("a flipped kernel: parameter axes 0 and 1 reversed") != std::string::npos);
+  CHECK(r.detail.find("intended 1, implemented 0") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL mutant: a transposed Linear 128->128 weight fails, named") {
+  pm::io::LayerDescription d;
+  d.file = "dense (pm::dense)";
+  d.source = pm::Shape({128});
+  d.target = pm::Shape({128});
+  d.parameters = pm::Shape({128, 128});
+  d.has_parameters = true;
+  d.span = pm::dense<Rational>({128, 128, false});
+  const pm::Report good = pm::check_layer(d, HandDense{128, 128, false}, {5, 3});
+  INFO(pm::to_text(good));
+  CHECK(result(good, "CONF-EQUAL forward").status == Status::passed);
+  CHECK(good.passed());
+  const pm::Report bad = pm::check_layer(d, HandDense{128, 128, true}, {5, 3});
+  INFO(pm::to_text(bad));
+  const pm::LawResult &r = result(bad, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("a transposed weight: parameter axes 0 and 1 swapped") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL mutant: a one-pixel shift in a conv 16->16 on 12x12, via the adjoints") {
+  const pm::ConvSpec c = conv3x3(12, 16);
+  const pm::Report rep =
+      pm::check_layer(description(c), HandConvLayer<double>{{c, Fault::padding}}, {3, 5});
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(result(rep, "CONF-EQUAL transpose").status == Status::failed);
+  CHECK(result(rep, "CONF-EQUAL gradient").status == Status::failed);
+  CHECK(r.detail.find("localised via transpose and gradient") != std::string::npos);
+  CHECK(r.detail.find("is shifted by") != std::string::npos);
+  CHECK(r.detail.find("target (") != std::string::npos);
+  const pm::Report good =
+      pm::check_layer(description(c), HandConvLayer<double>{{c, Fault::none}}, {3, 5});
+  CHECK(good.passed());
+}
+
+TEST_CASE("CONF-EQUAL mutant: groups wired to the wrong group are named so, not a shift") {
+  const pm::Report rep = check_conv(conv3x3(6, 8, 2), Fault::wrong_group);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("groups wired to the wrong group: on source axis 2 (2 groups of 4)") !=
+        std::string::npos);
+  CHECK(r.detail.find("shifted") == std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL mutant: an off-by-one at one border only is named so") {
+  const pm::Report rep = check_conv(conv3x3(8, 4), Fault::last_row);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("an off-by-one at one border only: every coefficient with source axis 0 at "
+                      "7 (its last) is missing") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL mutant: a single wrong coefficient is named so") {
+  const pm::ConvSpec c = conv3x3(8, 16);
+  const pm::Report rep =
+      pm::check_layer(description(c), HandConvLayer<double>{{c, Fault::single}}, {3, 5});
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("a single wrong coefficient") != std::string::npos);
+  CHECK(r.detail.find("intended 1, implemented 2") != std::string::npos);
+}
+
+namespace {
+
+// Average pooling, window 3, padding 1, on n points, as rows written here:
+// the intended divisor is 3 everywhere (padding counted).
+struct AvgPoolRows final : pm::SpanRows {
+  Index n;
+  explicit AvgPoolRows(Index n) : n(n) {}
+  Index source() const override { return n; }
+  Index target() const override { return n; }
+  Index parameters() const override { return 1; }
+  void row(Index y, std::vector<pm::RowEdge> &out) const override {
+    for (long long d = -1; d <= 1; ++d) {
+      const long long x = (long long)y + d;
+      if (x >= 0 && x < (long long)n) out.push_back({Index(x), 0, Rational(1, 3)});
+    }
+  }
+  Index max_row() const override { return 3; }
+  Index max_column() const override { return 3; }
+  Index max_parameter_use() const override { return 3 * n; }
+  bool integral() const override { return false; }
+};
+
+// The pooling with its divisor the count of points inside (not counting
+// the padding): wrong at the two borders.
+struct CountingPool {
+  using scalar_type = double;
+  Index n;
+  Index source_size() const { return n; }
+  Index target_size() const { return n; }
+  Index parameter_size() const { return 1; }
+  pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
+    pm::Function<double> y(n, 0.0);
+    for (Index i = 0; i < n; ++i) {
+      const Index lo = i == 0 ? 0 : i - 1, hi = std::min(n - 1, i + 1);
+      for (Index j = lo; j <= hi; ++j) y[i] += w[0] * x[j] / double(hi - lo + 1);
+    }
+    return y;
+  }
+};
+
+} // namespace
+
+TEST_CASE("CONF-EQUAL mutant: a wrong divisor at the borders, within the derived bound (1/3)") {
+  const Index n = 40;
+  pm::io::LayerDescription d;
+  d.file = "avg pool";
+  d.source = d.target = pm::Shape({n});
+  d.parameters = pm::Shape(std::vector<Index>{});
+  d.span = pm::materialise(AvgPoolRows(n));
+  const pm::Report rep = pm::check_equal(d, CountingPool{n}, 3);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("not dyadic") != std::string::npos);
+  CHECK(r.detail.find("a wrong divisor at the borders: the differing outputs lie on a border, "
+                      "each with all its weights scaled by 3/2") != std::string::npos);
+  CHECK(r.detail.find("of the 2 outputs that differ on the probe") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL: float32 probes are smaller, and a float layer is exact within them") {
+  const pm::ConvSpec c = conv3x3(6, 8);
+  const pm::Report rep = pm::check_equal(description(c), HandConvLayer<float>{{c, Fault::none}}, 3);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::passed);
+  // Fan-in 72 (8 channels × 3×3) into an output and out of an input, 36
+  // positions per parameter: r = ⌊√(2^24 / 72)⌋ = 482, k = ⌈60 / log2(965/2)⌉ = 7.
+  CHECK(r.detail.find("7 probes with integers in [-482, 482]") != std::string::npos);
+  CHECK(r.detail.find("float32") != std::string::npos);
+  pm::EqualOptions f64;
+  f64.dtype = pm::Dtype::float64;
+  const pm::Report wide = pm::check_equal(description(c), HandConvLayer<double>{{c}}, 3, "x", f64);
+  CHECK(result(wide, "CONF-EQUAL forward").detail.find("float64") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL: a dtype that is not float64 or float32 is an error naming dtype") {
+  CHECK_THROWS_WITH(pm::parse_dtype("float16"),
+                    "dtype: \"float16\", expected \"float64\" or \"float32\"");
+  CHECK(pm::parse_dtype("float32") == pm::Dtype::float32);
+}
+
+TEST_CASE("CONF-EQUAL: a check that compared nothing is not passed") {
+  pm::Report rep;
+  rep.results.push_back(
+      {"CONF-EQUAL forward", "s", Status::not_applicable, 0, true, 0, 0, 1, "skipped", false});
+  rep.results.push_back({"CONF-SPAN-DIFF", "s", Status::not_applicable, 0, true, 0, 0, 1,
+                         "no recovered span (CONF-RECOVER refused)", false});
+  CHECK(rep.passed());
+  pm::validation::require_comparison(rep, {"CONF-EQUAL forward", "CONF-SPAN-DIFF"}, "s", 1);
+  CHECK(!rep.passed());
+  CHECK(rep.results[1].status == Status::too_weak);
+  CHECK(rep.results[1].detail == "not compared: no recovered span (CONF-RECOVER refused)");
+  pm::Report none;
+  pm::validation::require_comparison(none, {"CONF-EQUAL forward"}, "s", 1);
+  REQUIRE(none.results.size() == 1);
+  CHECK(none.results[0].status == Status::too_weak);
+}
+
+TEST_CASE("CONF-SPAN-DIFF: two different parameterless spans are diffed without a crash") {
+  // Average pooling 2 on 6 points, and a wrong one reading the window's
+  // first point twice: neither has parameters (rank 0).
+  pm::ParametricSpan<Rational> a{pm::Span<Rational>{pm::FinMap{6, {}}, pm::FinMap{3, {}}, {}},
+                                 pm::FinMap{1, {}}},
+      b = a;
+  for (Index y = 0; y < 3; ++y)
+    for (Index k = 0; k < 2; ++k) {
+      for (auto *s : {&a, &b}) {
+        s->span.s.images.push_back(2 * y + (s == &a ? k : 0));
+        s->span.t.images.push_back(y);
+        s->pi.images.push_back(0);
+        s->span.mu.push_back(Rational(1, 2));
+      }
+    }
+  const pm::SpaceShapes sh{
+      pm::Shape({6}), pm::Shape({3}), pm::Shape(std::vector<Index>{}), {}, {}, {}};
+  const pm::SpanDiff d = pm::span_diff(a, b, sh);
+  INFO(pm::to_text(d));
+  CHECK(d.count == 6);
+  CHECK(pm::to_text(d).find("target (0) <- source (0) via parameter (): intended 1/2, "
+                            "implemented 1") != std::string::npos);
+}
+
+TEST_CASE("CONF-EQUAL: the weights are read, not only the edges (dense times 3)") {
+  pm::io::LayerDescription d;
+  d.file = "3 × dense";
+  d.source = pm::Shape({5});
+  d.target = pm::Shape({4});
+  d.parameters = pm::Shape({5, 4});
+  d.has_parameters = true;
+  d.span = pm::dense<Rational>({5, 4, false});
+  for (Rational &mu : d.span.span.mu) mu = 3;
+  CHECK(result(pm::check_equal(d, HandDense{5, 4, false, 3}, 2), "CONF-EQUAL forward").status ==
+        Status::passed);
+  const pm::Report once = pm::check_equal(d, HandDense{5, 4, false, 1}, 2);
+  INFO(pm::to_text(once));
+  CHECK(result(once, "CONF-EQUAL forward").status == Status::failed);
+  CHECK(result(once, "CONF-EQUAL forward").detail.find("intended 3, implemented 1") !=
+        std::string::npos);
+  CHECK(result(once, "CONF-EQUAL forward").detail.find("wrong divisor") == std::string::npos);
+}
