@@ -37,14 +37,6 @@ struct EqualOptions {
   bool localise = true;             // false: outputs read back from files answer no new probe
 };
 
-// The specification's rows: the description's own rule when it has one
-// (the catalogue's, which never materialise), else its edge list's.
-template <class D> std::shared_ptr<const SpanRows> rows_of(const D &d) {
-  if constexpr (requires { d.rows; })
-    if (d.rows) return d.rows;
-  return std::make_shared<EdgeListRows>(d.span);
-}
-
 namespace validation {
 
 // With a bias the span's source is X ⊔ {•}, flat: the bias point is last.
@@ -320,7 +312,7 @@ Report check_equal(const io::LayerDescription &spec, const SpanRows &rows, const
 template <ForwardLayer L>
 Report check_equal(const io::LayerDescription &spec, const L &impl, std::uint64_t seed,
                    const std::string &subject = "implementation", const EqualOptions &eo = {}) {
-  return check_equal(spec, *rows_of(spec), impl, seed, subject, eo);
+  return check_equal(spec, *io::rows_of(spec), impl, seed, subject, eo);
 }
 
 } // namespace pm
