@@ -75,7 +75,11 @@ public:
         [&](Index x, const std::vector<Index> &in) {
           sources.push_back({x, in});
         });
-    for (const auto &[x, in] : sources)
+    for (const auto &source : sources) {
+      // A plain name, not a structured binding: clang 14 (the fuzzers'
+      // compiler) cannot capture a binding in a lambda.
+      const Index x = source.first;
+      const std::vector<Index> &in = source.second;
       halve(
           0, np_, in,
           [&](Index lo, Index hi, const std::vector<Index> &at) {
@@ -95,6 +99,7 @@ public:
               if (got != want) found[{y, x, p}] = {want, got};
             }
           });
+    }
     return found;
   }
 
