@@ -77,7 +77,7 @@ def test_the_planted_fault_is_found_in_its_module():
     assert failed["type"] == "FlippedConv2d"
     assert any(r["law"] == "CONF-SPAN-DIFF" and r["status"] == "failed" for r in failed["report"].rows)
     table = str(report)
-    assert re.search(r"\nblock2.conv2 +FlippedConv2d +\(4, 6, 6\) +failed +5 passed, 1 failed", table)
+    assert re.search(r"\nblock2.conv2 +FlippedConv2d +\(4, 6, 6\) +failed +\d+ passed, [1-9]\d* failed", table)
     assert "CONF-SPAN-DIFF on FlippedConv2d (failed)" in table
     assert "block2.conv2 (FlippedConv2d): failed" in repr(report)
 

@@ -20,7 +20,8 @@ def shifted(w, x):
 def test_repr_of_a_failing_report_shows_its_summary_and_failing_rows():
     report = pmach.check(DENSE, shifted, cases=5)
     text = repr(report)
-    assert text.startswith("<pmach.Report FAILED: ") and "1 failed" in text
+    assert text.startswith("<pmach.Report FAILED: ") and " 4 failed" in text
+    assert "CONF-EQUAL forward on shifted (failed): " in text
     assert "CONF-SPAN-DIFF on shifted (failed): " in text
     assert "PSPAN-ADJOINT" not in text  # a passing row is not listed
     assert "object at 0x" not in text
