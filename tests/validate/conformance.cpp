@@ -9,6 +9,7 @@
 
 #include "pm/layers.hpp"
 #include "pm/validate/conformance.hpp"
+#include "validate/support/conv_description.hpp"
 #include "validate/support/hand_conv.hpp"
 
 using pm::Index;
@@ -18,6 +19,8 @@ using pm_test::Fault;
 using pm_test::HandConv2d;
 
 namespace {
+
+using pm_test::result;
 
 // The same layer with a batched forward, counting its calls.
 struct BatchedConv : HandConv2d<double> {
@@ -32,27 +35,9 @@ struct BatchedConv : HandConv2d<double> {
 // Two spatial axes with stride, dilation 2 on the second and padding; 2 groups.
 const pm::ConvSpec spec2d{{5, 6}, 4, 4, {2, 3}, {1, 2}, {1, 2}, {1, 1}, {1, 2}, 2};
 
-pm::io::LayerDescription description(const pm::ConvSpec &c) {
-  pm::io::LayerDescription d;
-  d.file = "conv2d (pm::conv)";
-  d.source = c.input_shape();
-  d.target = c.output_shape();
-  d.parameters = c.parameter_shape();
-  d.has_parameters = true;
-  d.span = pm::conv<Rational>(c);
-  return d;
-}
-
-const pm::LawResult &result(const pm::Report &r, const std::string &law) {
-  for (const auto &x : r.results)
-    if (x.law == law) return x;
-  FAIL("no result for " << law);
-  return r.results.front();
-}
-
 std::string caught(Fault f) {
   const HandConv2d<double> impl{spec2d, f};
-  const pm::Report rep = pm::check_layer(description(spec2d), impl, {20, 3});
+  const pm::Report rep = pm::check_layer(pm_test::conv_description(spec2d), impl, {20, 3});
   const pm::LawResult &r = result(rep, "CONF-SPAN-DIFF");
   INFO(pm::to_text(rep));
   CHECK(result(rep, "CONF-RECOVER").status == Status::passed);
@@ -108,7 +93,7 @@ TEST_CASE("CONF-RECOVER mutant: an affine layer (a stray +1) is not bilinear") {
   CHECK(rec.status == pm::RecoveryStatus::not_bilinear);
   CHECK(rec.detail.find("not bilinear: apply(0, 0) gives 1") != std::string::npos);
   CHECK(rec.calls == 1);
-  const pm::Report rep = pm::check_layer(description(spec2d), impl, {20, 3});
+  const pm::Report rep = pm::check_layer(pm_test::conv_description(spec2d), impl, {20, 3});
   CHECK(result(rep, "CONF-RECOVER").status == Status::failed);
   CHECK(result(rep, "CONF-SPAN-DIFF").status == Status::not_applicable);
 }
@@ -132,7 +117,7 @@ TEST_CASE("CONF-RECOVER: a layer above the size bound is refused with how to shr
 
 TEST_CASE("CONF-SPAN-DIFF: the correct conv2d passes, and a permuted apex is no difference") {
   const HandConv2d<double> impl{spec2d};
-  pm::io::LayerDescription d = description(spec2d);
+  pm::io::LayerDescription d = pm_test::conv_description(spec2d);
   const pm::Report ok = pm::check_layer(d, impl, {20, 3});
   INFO(pm::to_text(ok));
   CHECK(ok.passed());

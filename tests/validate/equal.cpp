@@ -7,6 +7,7 @@
 
 #include "pm/layers.hpp"
 #include "pm/validate/conformance.hpp"
+#include "validate/support/conv_description.hpp"
 #include "validate/support/hand_conv.hpp"
 
 using pm::Index;
@@ -18,23 +19,7 @@ using pm_test::HandConvLayer;
 
 namespace {
 
-pm::io::LayerDescription description(const pm::ConvSpec &c) {
-  pm::io::LayerDescription d;
-  d.file = "conv (pm::conv)";
-  d.source = c.input_shape();
-  d.target = c.output_shape();
-  d.parameters = c.parameter_shape();
-  d.has_parameters = true;
-  d.span = pm::conv<Rational>(c);
-  return d;
-}
-
-const pm::LawResult &result(const pm::Report &r, const std::string &law) {
-  for (const auto &x : r.results)
-    if (x.law == law) return x;
-  FAIL("no result for " << law);
-  return r.results.front();
-}
+using pm_test::result;
 
 // conv c_in → c_out, 3×3, padding 1, on n×n, in `groups` groups.
 pm::ConvSpec conv3x3(Index n, Index channels, Index groups = 1) {
@@ -43,7 +28,7 @@ pm::ConvSpec conv3x3(Index n, Index channels, Index groups = 1) {
 
 // The CONF-EQUAL forward row of a forward-only conv with `fault`.
 pm::Report check_conv(const pm::ConvSpec &c, Fault f, pm::ValidateOptions opt = {5, 7}) {
-  return pm::check_layer(description(c), HandConv2d<double>{c, f}, opt);
+  return pm::check_layer(pm_test::conv_description(c), HandConv2d<double>{c, f}, opt);
 }
 
 // Dense in → out as a user writes it: w of shape (in, out), or read as
@@ -109,8 +94,8 @@ TEST_CASE("CONF-EQUAL mutant: a transposed Linear 128->128 weight fails, named")
 
 TEST_CASE("CONF-EQUAL mutant: a one-pixel shift in a conv 16->16 on 12x12, via the adjoints") {
   const pm::ConvSpec c = conv3x3(12, 16);
-  const pm::Report rep =
-      pm::check_layer(description(c), HandConvLayer<double>{{c, Fault::padding}}, {3, 5});
+  const pm::Report rep = pm::check_layer(pm_test::conv_description(c),
+                                         HandConvLayer<double>{{c, Fault::padding}}, {3, 5});
   INFO(pm::to_text(rep));
   const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
   CHECK(r.status == Status::failed);
@@ -119,8 +104,8 @@ TEST_CASE("CONF-EQUAL mutant: a one-pixel shift in a conv 16->16 on 12x12, via t
   CHECK(r.detail.find("localised via transpose and gradient") != std::string::npos);
   CHECK(r.detail.find("is shifted by") != std::string::npos);
   CHECK(r.detail.find("target (") != std::string::npos);
-  const pm::Report good =
-      pm::check_layer(description(c), HandConvLayer<double>{{c, Fault::none}}, {3, 5});
+  const pm::Report good = pm::check_layer(pm_test::conv_description(c),
+                                          HandConvLayer<double>{{c, Fault::none}}, {3, 5});
   CHECK(good.passed());
 }
 
@@ -145,8 +130,8 @@ TEST_CASE("CONF-EQUAL mutant: an off-by-one at one border only is named so") {
 
 TEST_CASE("CONF-EQUAL mutant: a single wrong coefficient is named so") {
   const pm::ConvSpec c = conv3x3(8, 16);
-  const pm::Report rep =
-      pm::check_layer(description(c), HandConvLayer<double>{{c, Fault::single}}, {3, 5});
+  const pm::Report rep = pm::check_layer(pm_test::conv_description(c),
+                                         HandConvLayer<double>{{c, Fault::single}}, {3, 5});
   INFO(pm::to_text(rep));
   const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
   CHECK(r.status == Status::failed);
@@ -215,7 +200,8 @@ TEST_CASE("CONF-EQUAL mutant: a wrong divisor at the borders, within the derived
 
 TEST_CASE("CONF-EQUAL: float32 probes are smaller, and a float layer is exact within them") {
   const pm::ConvSpec c = conv3x3(6, 8);
-  const pm::Report rep = pm::check_equal(description(c), HandConvLayer<float>{{c, Fault::none}}, 3);
+  const pm::Report rep =
+      pm::check_equal(pm_test::conv_description(c), HandConvLayer<float>{{c, Fault::none}}, 3);
   INFO(pm::to_text(rep));
   const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
   CHECK(r.status == Status::passed);
@@ -225,7 +211,8 @@ TEST_CASE("CONF-EQUAL: float32 probes are smaller, and a float layer is exact wi
   CHECK(r.detail.find("float32") != std::string::npos);
   pm::EqualOptions f64;
   f64.dtype = pm::Dtype::float64;
-  const pm::Report wide = pm::check_equal(description(c), HandConvLayer<double>{{c}}, 3, "x", f64);
+  const pm::Report wide =
+      pm::check_equal(pm_test::conv_description(c), HandConvLayer<double>{{c}}, 3, "x", f64);
   CHECK(result(wide, "CONF-EQUAL forward").detail.find("float64") != std::string::npos);
 }
 
