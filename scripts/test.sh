@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs the whole test suite in two builds:
 #  1. AddressSanitizer + UndefinedBehaviorSanitizer over the unit tests of the
-#     core, the readers, the validator and the CLI (build-asan/);
+#     core, the readers, the validator and the CLI (build-asan/), compiled by
+#     clang++ at -O0, which builds them in a fifth of GCC's time at -O1;
 #  2. the release build with warnings as errors: every unit test, property
 #     test, fuzzer, the proofs, the traceability check and the package tests
 #     (an outside consumer, the report with libc++) (build/).
@@ -15,8 +16,8 @@ sanitized=(test_category_spans law_spans test_io_npy test_io_formats test_valida
            test_cli_cli pmach test_machine_errors test_machine_examples law_machines
            test_layers_layers test_layers_persistence test_kernels_kernels test_numeric_uniform
            test_validate_conformance test_validate_samples)
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPM_SANITIZE=ON -DPM_NATIVE=OFF \
-  -DPM_PROOFS=OFF -DPM_WERROR=ON
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DPM_SANITIZE=ON -DPM_NATIVE=OFF -DPM_PROOFS=OFF -DPM_WERROR=ON
 cmake --build build-asan -j "$jobs" --target "${sanitized[@]}"
 regex="^($(IFS='|'; echo "${sanitized[*]}"))$"
 (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R "$regex")

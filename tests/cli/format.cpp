@@ -204,10 +204,15 @@ TEST_CASE("sequence: the composite at w1 ⊗ w2 is the second layer after the fi
 
 TEST_CASE("format additions: bad input is one line naming file, field and expectation") {
   const std::string head = R"({"pmach": 1, "kind": "layer", )";
-  auto bad = [&](const std::string &name, const std::string &body, const std::string &part) {
+  // Both commands read the file the same way (io::read_model); the inputs
+  // refused only after building millions of edges (about 5 to 20 s each) are
+  // run through `check` alone.
+  auto bad = [&](const std::string &name, const std::string &body, const std::string &part,
+                 bool costly = false) {
     const std::string f = write(name, body);
     INFO(body);
-    for (const char *cmd : {"check ", "dot "}) expect_input_error(pmach(cmd + f), part);
+    expect_input_error(pmach("check " + f), part);
+    if (!costly) expect_input_error(pmach("dot " + f), part);
   };
   bad("graph_node.json",
       head + R"("layer": "graph", "nodes": 5, "edges": [[0, 1], [0, 7]], "c_in": 1, "c_out": 1})",
@@ -255,7 +260,8 @@ TEST_CASE("format additions: bad input is one line naming file, field and expect
       head + R"("layer": "conv", "in": 1, "out": 4, "size": [1024, 1024], "kernel": [1, 1],
         "bias": true})",
       "bias_big.json: /bias: the layer would have 8388608 edges with its bias (one per target "
-      "point), expected at most 4194304");
+      "point), expected at most 4194304",
+      true);
   bad("bias_true.json", head + dense + R"("bias": true})",
       "bias_true.json: /bias: expected {\"axes\": [...]} (a layer given by its edges has no "
       "channel axis for true)");
@@ -294,11 +300,12 @@ TEST_CASE("format additions: bad input is one line naming file, field and expect
       R"({"layer": "conv", "in": 1, "out": 1, "size": [4194304], "kernel": [1]})";
   bad("seq_work.json", seq + big + ", " + big + ", " + big + "]}",
       "seq_work.json: /layers/2: the layers so far have 2.09715e+07 edges with their composites, "
-      "expected at most 1.67772e+07 in a sequence");
+      "expected at most 1.67772e+07 in a sequence",
+      true);
   bad("seq_big.json",
       seq + R"({"layer": "dense", "in": 2048, "out": 2048}, {"layer": "dense", "in": 2048,
         "out": 2048}]})",
-      "seq_big.json: /layers/1: the composite would have 1.75922e+13 parameters");
+      "seq_big.json: /layers/1: the composite would have 1.75922e+13 parameters", true);
 }
 
 TEST_CASE("format additions: a bias layer refuses probes and --against in one line") {

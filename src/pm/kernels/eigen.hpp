@@ -22,8 +22,11 @@
 // GCC 12 reports the deliberately undefined lanes of _mm512_undefined_ps
 // (in Eigen's AVX-512 transposes, min and max) as uninitialized: a false
 // positive.
+// (Clang, which has no -Wmaybe-uninitialized, does not report them.)
 #pragma GCC diagnostic push
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
