@@ -5,8 +5,12 @@
 // The callables take and return NumPy arrays in the model's shapes (batch
 // axis first); pmach/_adapters.py turns PyTorch functions into such
 // callables. Every call checks the returned shape, so a wrong shape is a
-// one-line error naming the callable, never a silent misreading.
+// one-line error naming the callable, never a silent misreading. Each call
+// goes through call_python: a pending signal stops the run between calls,
+// and a KeyboardInterrupt or SystemExit raised inside reaches Python as
+// raised, not as the implementation's failure (interrupt.hpp).
 #include "arrays.hpp"
+#include "interrupt.hpp"
 #include "pm/machine/backward.hpp"
 #include "pm/validate/layer.hpp"
 
@@ -61,8 +65,8 @@ struct PyForwardLayer {
   Index parameter_size() const { return parameters.size(); }
 
   pm::Batch<double> apply_batch(const pm::Function<double> &w, const pm::Batch<double> &xs) const {
-    return returned_batch(forward(function_arg(w, parameters), batch_arg(xs, source)), target,
-                          xs.cols, name + "(w, x)");
+    return returned_batch(call_python(forward, function_arg(w, parameters), batch_arg(xs, source)),
+                          target, xs.cols, name + "(w, x)");
   }
   pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
     return apply_batch(w, pm::Batch<double>::from_columns(source.size(), {x})).data;
@@ -77,15 +81,16 @@ struct PyLayer : PyForwardLayer {
   pm::Function<double> apply_transpose(const pm::Function<double> &w,
                                        const pm::Function<double> &g) const {
     const pm::Batch<double> gb = pm::Batch<double>::from_columns(target.size(), {g});
-    return returned_batch(transpose(function_arg(w, parameters), batch_arg(gb, target)), source, 1,
-                          "transpose(w, g)")
+    return returned_batch(
+               call_python(transpose, function_arg(w, parameters), batch_arg(gb, target)), source,
+               1, "transpose(w, g)")
         .data;
   }
   pm::Function<double> parameter_gradient(const pm::Function<double> &x,
                                           const pm::Function<double> &g) const {
     const pm::Batch<double> xb = pm::Batch<double>::from_columns(source.size(), {x}),
                             gb = pm::Batch<double>::from_columns(target.size(), {g});
-    const py::object r = gradient(batch_arg(xb, source), batch_arg(gb, target));
+    const py::object r = call_python(gradient, batch_arg(xb, source), batch_arg(gb, target));
     const Array<double> a = as_array<double>(r, "gradient(x, g) returned");
     pm::require(shape_of(a) == parameters.extents(), "gradient(x, g): returned shape ",
                 tuple_text(shape_of(a)), ", expected ", tuple_text(parameters.extents()));
@@ -108,9 +113,9 @@ struct PyMachine {
                                                           const pm::Batch<double> &y0,
                                                           const pm::Batch<double> &z0) const {
     const std::string what = name + "(w, y0, z0)";
-    const py::tuple yz = returned_tuple(
-        forward_fn(function_arg(w, parameters), batch_arg(y0, space), batch_arg(z0, space)), 2,
-        what, "(y, z)");
+    const py::tuple yz = returned_tuple(call_python(forward_fn, function_arg(w, parameters),
+                                                    batch_arg(y0, space), batch_arg(z0, space)),
+                                        2, what, "(y, z)");
     return {returned_batch(yz[0], space, y0.cols, what + "[0]"),
             returned_batch(yz[1], space, y0.cols, what + "[1]")};
   }
@@ -121,7 +126,7 @@ struct PyMachineWithBackward : PyMachine {
                                  const pm::Batch<double> &z0, const pm::Batch<double> &gy,
                                  const pm::Batch<double> &gz) const {
     const std::string what = "backward(w, y0, z0, ybar, zbar)";
-    const py::tuple g = returned_tuple(backward_fn(function_arg(w, parameters),
+    const py::tuple g = returned_tuple(call_python(backward_fn, function_arg(w, parameters),
                                                    batch_arg(y0, space), batch_arg(z0, space),
                                                    batch_arg(gy, space), batch_arg(gz, space)),
                                        3, what, "(grad_y0, grad_z0, grad_w)");

@@ -74,6 +74,7 @@ inline Layout channels_first(bool torch, Index rank, std::vector<Index> paramete
 inline LayerModel dense_layer(Index in, Index out, bool bias, const std::string &layout) {
   const bool torch = torch_layout(layout);
   const std::string name = "dense(" + std::to_string(in) + ", " + std::to_string(out) + ")";
+  require_layer_size(name, double(in) + 1, double(out), (double(in) + bias) * double(out));
   if (!torch) { // the seed's convention: the bias input is the last source point, set to 1
     const pm::DenseSpec s{in, out, bias};
     const Shape p = bias ? Shape({s.parameters()}) : Shape({in, out});

@@ -62,18 +62,20 @@ template <class F> decltype(auto) with_precision(Precision p, F &&f) {
   }
 }
 
-// The bounds of a model file (docs/formats.md §5.2) on a layer about to be
-// built, checked before its span is allocated: each space 2^24 points in at
-// most 16 axes, 2^22 edges. Sizes are products taken in double, so that
-// extents whose product wraps in 64 bits (2^32 × 2^32) are refused, not
-// read as 0 points. The constructors call it with the sizes they will build.
+// The bounds of a model file (docs/formats.md §5.2) on a layer's spaces:
+// each 2^24 points in at most 16 axes, its parameters included. Sizes are
+// products taken in double, so that extents whose product wraps in 64 bits
+// (2^32 × 2^32) are refused, not read as 0 points. The edges need no bound
+// here: a constructor holds its layer by its rule and lists the edges only
+// up to pm::io::max_listed_edges (described_layer). The constructors call it
+// with the sizes they will build, before building anything.
 inline void require_layer_size(const std::string &who, double source_points, double target_points,
-                               double edges) {
+                               double parameter_points) {
   const double points = std::max(source_points, target_points);
   pm::require(points <= double(pm::io::max_space_size), who, ": the layer would have ", points,
               " points in a space, expected at most ", pm::io::max_space_size);
-  pm::require(edges <= double(pm::io::max_edges), who, ": the layer would have ", edges,
-              " edges, expected at most ", pm::io::max_edges);
+  pm::require(parameter_points <= double(pm::io::max_space_size), who, ": the layer would have ",
+              parameter_points, " parameters, expected at most ", pm::io::max_space_size);
 }
 
 // The points of a space of these extents, as a double (no wrap-around).
@@ -165,7 +167,7 @@ struct LayerModel {
   // size are refused here whatever built them. (The edges exist already;
   // their bound is for the builder to check first.)
   LayerModel(pm::io::LayerDescription desc) : d(std::move(desc)) {
-    require_layer_size(who(), points_of(d.source), points_of(d.target), 0);
+    require_layer_size(who(), points_of(d.source), points_of(d.target), points_of(d.parameters));
   }
   std::string who() const { return d.file.empty() ? d.name : d.file; }
 

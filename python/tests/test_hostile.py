@@ -308,24 +308,18 @@ def test_torch_modules_deepcopy_and_torch_save(tmp_path):
     assert torch.equal(averaged(y0)[0], machine(y0)[0])
 
 
-# --- fixes that belong to code outside this file's reach --------------------------
-# Each is written as the hostile call and must pass once the named fix is in.
+# --- interrupts inside an implementation, and layers refused from their sizes ------
 
 
 def _raises_keyboard_interrupt(w, x):
     raise KeyboardInterrupt
 
 
-@pytest.mark.xfail(strict=True, reason="callables.hpp calls Python directly, and the laws' "
-                   "catch (const std::exception &) takes the KeyboardInterrupt for the "
-                   "implementation's failure: call it through call_python (interrupt.hpp)")
 def test_an_interrupt_inside_an_implementation_reaches_python():
     with pytest.raises(KeyboardInterrupt):
         pmach.check(pmach.layers.dense(2, 2), _raises_keyboard_interrupt, framework="numpy")
 
 
-@pytest.mark.xfail(strict=True, reason="callables.hpp does not check for signals between cases: "
-                   "call the implementation through call_python (interrupt.hpp)")
 def test_a_signal_stops_a_long_check():
     calls = []
 
@@ -352,12 +346,12 @@ def test_a_bad_layer_size_is_one_line(size):
     one_line(e)
 
 
-@pytest.mark.xfail(strict=True, run=False, reason="constructors.hpp builds the span before any "
-                   "bound: call require_layer_size (models.hpp) with the sizes first; run=False: "
-                   "the unbounded call allocates gigabytes")
 def test_a_huge_dense_layer_is_refused_before_it_is_built():
-    with pytest.raises(pmach.Error, match="edges, expected at most 4194304"):
+    # Refused from its sizes, before any rule or edge is built.
+    with pytest.raises(pmach.Error, match="points in a space, expected at most 16777216"):
         pmach.layers.dense(2 ** 40, 2 ** 40)
+    with pytest.raises(pmach.Error, match="parameters, expected at most 16777216"):
+        pmach.layers.dense(2 ** 13, 2 ** 13)
 
 
 def test_a_convolution_whose_size_wraps_is_refused():
