@@ -70,8 +70,8 @@ class Report:
     """The verdicts of pmach.check: one row per law run.
 
     ``passed`` is True when no row failed or was too weak; ``rows`` lists the rows as dicts (law, subject,
-    status, cases, exact, max_error, bound, seed, detail, and on a failure
-    counterexample), whose ``counterexample`` property gives the failure's
+    status, cases, exact, max_error, bound, seed, detail, seconds, and on a
+    failure counterexample), whose ``counterexample`` property gives the failure's
     tensors as NumPy arrays (name → ndarray) and ``scalars`` its scalars;
     ``str(report)`` is the table the ``pmach check`` command prints, with the
     counterexamples sparse in multi-index coordinates; ``repr(report)`` its
@@ -107,6 +107,7 @@ class Report:
         report = json.loads(self._parts[0].to_json())
         report["results"] = [r for p in self._parts for r in json.loads(p.to_json())["results"]]
         report["passed"] = self.passed
+        report["seconds"] = sum(r["seconds"] for r in report["results"])
         return json.dumps(report, indent=2)
 
     def summary(self):

@@ -73,6 +73,9 @@ def test_python_reports_follow_the_schema():
     report = json.loads(wrong.to_json())
     assert errors(report, SCHEMA) == []
     assert any("counterexample" in r for r in report["results"])
+    # Durations: every row's, and the report's their sum.
+    assert all(r["seconds"] >= 0 for r in report["results"])
+    assert report["seconds"] == pytest.approx(sum(r["seconds"] for r in report["results"]))
 
 
 @needs_cli
@@ -109,6 +112,7 @@ def test_junit_counts_and_failure_message(tmp_path):
     failure = failing.find("failure")
     assert failure.get("message").startswith("element 0 (at (0, 0)): theirs -0.25, reference 0.75")
     assert "grad_w − reference[1, 2] = 3" in failure.text and "repro: pmach check" in failure.text
+    assert all(float(c.get("time")) >= 0 for c in cases) and float(suite.get("time")) >= 0
 
 
 @needs_cli

@@ -50,6 +50,9 @@ TEST_CASE("pmach check: the conformance table of the catalogue") {
   CHECK(report["passed"] == true);
   CHECK(report["results"].size() > 100);
   CHECK(report["results"][1]["seed"] == 1);
+  // Durations: each row's and the check's (their sum).
+  CHECK(report["results"][1]["seconds"].is_number());
+  CHECK(report["seconds"].get<double>() >= report["results"][1]["seconds"].get<double>());
 }
 
 TEST_CASE("pmach check: a layer file with a planted error is rejected with its counterexample") {

@@ -1,6 +1,7 @@
 // The counterexample of a report row: sparse, in multi-index coordinates in
 // the text, whole in JSON, and carried into JUnit XML with the repro line.
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "pm/category/scalar.hpp"
 #include "pm/validate/report.hpp"
@@ -71,6 +72,20 @@ TEST_CASE("the table prints the detail, the sparse counterexample and the repro 
   CHECK(j["results"][0]["repro"] == rep.results[0].repro);
 }
 
+TEST_CASE("Report::add times each row from the one before; JSON carries the seconds") {
+  pm::Report rep;
+  rep.add({"WF-SIZES", "dense", pm::Status::passed, 1, true, 0, 0, 0, ""});
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(20)) {
+  }
+  rep.add({"WF-GRADING", "dense", pm::Status::passed, 1, true, 0, 0, 0, ""});
+  CHECK(rep.results[1].seconds >= 0.02);
+  CHECK(rep.results[0].seconds >= 0);
+  const auto j = pm::to_json(rep);
+  CHECK(j["results"][1]["seconds"] == rep.results[1].seconds);
+  CHECK(j["seconds"] == rep.results[0].seconds + rep.results[1].seconds);
+}
+
 TEST_CASE("a passing row has neither counterexample nor repro in JSON") {
   pm::Report rep;
   rep.results.push_back({"WF-SIZES", "dense", pm::Status::passed, 1, true, 0, 0, 0, ""});
@@ -85,11 +100,14 @@ TEST_CASE("JUnit XML: counts, escaped names, the failure with its details") {
   rep.results.push_back({"PSPAN-GRADIENT", "conv", pm::Status::not_applicable, 0, true, 0, 0, 7,
                          "the layer has no parameters"});
   rep.results.push_back({"WF-SIZES", "conv", pm::Status::passed, 1, true, 0, 0, 0, ""});
+  rep.results[0].seconds = 1.25;
+  rep.results[2].seconds = 0.5;
   const std::string x = pm::to_junit(rep, "m.json");
-  CHECK(
-      x.find("<testsuite name=\"m.json\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\">") !=
-      std::string::npos);
-  CHECK(x.find("classname=\"conv &lt;a&amp;b&gt;\" name=\"PSPAN-ADJOINT\"") != std::string::npos);
+  CHECK(x.find("<testsuite name=\"m.json\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\" "
+               "time=\"1.750\">") != std::string::npos);
+  CHECK(x.find("classname=\"conv &lt;a&amp;b&gt;\" name=\"PSPAN-ADJOINT\" time=\"1.250\"") !=
+        std::string::npos);
+  CHECK(x.find("name=\"WF-SIZES\" time=\"0.500\"/>") != std::string::npos);
   CHECK(x.find("<failure type=\"failed\" message=\"case 2 (seed 7), shrunk to g\">") !=
         std::string::npos);
   CHECK(x.find("    g[o=1, y=2] = -1/6\n") != std::string::npos);

@@ -55,7 +55,7 @@ void add_row(Report &rep, const ValidateOptions &opt, const std::string &law,
     rep.left_out.emplace_back(law, subject);
     return;
   }
-  rep.results.push_back(run());
+  rep.add(run());
   require(rep.results.back().law == law && rep.results.back().subject == subject, "the row of ",
           law, " on ", subject, " came back as ", rep.results.back().law, " on ",
           rep.results.back().subject);

@@ -96,20 +96,18 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
                       const ValidateOptions &opt, const std::string &prefix = "") {
   const std::string cost = std::to_string(rec.calls) + " calls of " + rec.via;
   if (rec.status == RecoveryStatus::refused) {
-    rep.results.push_back(
-        row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed, prefix + rec.detail));
-    rep.results.push_back(row("CONF-SPAN-DIFF", subject, Status::not_applicable, 0, opt.seed,
-                              "no recovered span (CONF-RECOVER refused: " + rec.detail + ")"));
+    rep.add(row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed, prefix + rec.detail));
+    rep.add(row("CONF-SPAN-DIFF", subject, Status::not_applicable, 0, opt.seed,
+                "no recovered span (CONF-RECOVER refused: " + rec.detail + ")"));
     return;
   }
   if (rec.status != RecoveryStatus::recovered) {
-    rep.results.push_back(
-        row("CONF-RECOVER", subject,
-            rec.status == RecoveryStatus::too_weak ? Status::too_weak : Status::failed, rec.calls,
-            opt.seed, prefix + rec.detail + " (" + cost + ")"));
-    rep.results.push_back(row("CONF-SPAN-DIFF", subject, Status::not_applicable, 0, opt.seed,
-                              "no recovered span (CONF-RECOVER " +
-                                  std::string(recovery_status_name(rec.status)) + ")"));
+    rep.add(row("CONF-RECOVER", subject,
+                rec.status == RecoveryStatus::too_weak ? Status::too_weak : Status::failed,
+                rec.calls, opt.seed, prefix + rec.detail + " (" + cost + ")"));
+    rep.add(row("CONF-SPAN-DIFF", subject, Status::not_applicable, 0, opt.seed,
+                "no recovered span (CONF-RECOVER " + std::string(recovery_status_name(rec.status)) +
+                    ")"));
     return;
   }
   LawResult r = row("CONF-RECOVER", subject, Status::passed, rec.calls, opt.seed,
@@ -117,8 +115,8 @@ void conformance_rows(Report &rep, const Recovery<S> &rec, const ParametricSpan<
                         (rec.exact ? ", exact" : ", not exact"));
   r.exact = rec.exact;
   r.bound = rec.tolerance;
-  rep.results.push_back(r);
-  rep.results.push_back(span_diff_row(subject, intended, rec.span, shapes, opt.seed, prefix));
+  rep.add(r);
+  rep.add(span_diff_row(subject, intended, rec.span, shapes, opt.seed, prefix));
 }
 
 } // namespace validation
@@ -154,9 +152,9 @@ inline void require_comparison(Report &rep, const std::vector<std::string> &laws
       marked = true;
     }
   if (!marked)
-    rep.results.push_back(row(laws.front(), subject, Status::too_weak, 0, seed,
-                              "not compared: no comparison of the implementation with the "
-                              "specification ran"));
+    rep.add(row(laws.front(), subject, Status::too_weak, 0, seed,
+                "not compared: no comparison of the implementation with the "
+                "specification ran"));
 }
 
 // Span recovery costs |P|·|X| calls; past this it is left to CONF-EQUAL,
@@ -177,10 +175,9 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
   const Index x = implementation.source_size(), y = implementation.target_size(),
               p = implementation.parameter_size();
   if (x != spec.source.size() || y != spec.target.size() || p != spec.parameters.size()) {
-    rep.results.push_back(
-        row("CONF-SPAN-DIFF", subject, Status::failed, 0, opt.seed,
-            "the implementation is " + sizes_text(x, y, p) + ", " + spec.file + " specifies " +
-                sizes_text(spec.source.size(), spec.target.size(), spec.parameters.size())));
+    rep.add(row("CONF-SPAN-DIFF", subject, Status::failed, 0, opt.seed,
+                "the implementation is " + sizes_text(x, y, p) + ", " + spec.file + " specifies " +
+                    sizes_text(spec.source.size(), spec.target.size(), spec.parameters.size())));
     return rep;
   }
   if constexpr (Layer<L>) {
@@ -189,14 +186,14 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
     rep = validate(implementation, subject, shaped);
   } else {
     const char *why = "the implementation has only a forward pass (apply)";
-    rep.results.push_back(row("PSPAN-ADJOINT", subject, Status::not_applicable, 0, opt.seed, why));
-    rep.results.push_back(row("PSPAN-GRADIENT", subject, Status::not_applicable, 0, opt.seed, why));
+    rep.add(row("PSPAN-ADJOINT", subject, Status::not_applicable, 0, opt.seed, why));
+    rep.add(row("PSPAN-GRADIENT", subject, Status::not_applicable, 0, opt.seed, why));
   }
   try {
     rep.append(check_equal(spec, implementation, opt.seed, subject, equal));
   } catch (const std::exception &e) {
-    rep.results.push_back(row("CONF-EQUAL forward", subject, Status::failed, 0, opt.seed,
-                              std::string("the implementation threw: ") + e.what()));
+    rep.add(row("CONF-EQUAL forward", subject, Status::failed, 0, opt.seed,
+                std::string("the implementation threw: ") + e.what()));
   }
   RecoverOptions ro = recover;
   ro.seed = opt.seed;
@@ -541,7 +538,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                             " has no exact rational values: an exact implementation of it "
                             "cannot be compared";
     for (const char *law : {"CONF-MACHINE forward", "CONF-MACHINE backward", "CONF-RECOVER"})
-      rep.results.push_back(row(law, subject, Status::not_applicable, 0, opt.seed, why));
+      rep.add(row(law, subject, Status::not_applicable, 0, opt.seed, why));
     require_comparison(rep, {"CONF-MACHINE forward", "CONF-SPAN-DIFF"}, subject, opt.seed);
     return rep;
   }
@@ -700,7 +697,7 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
                                : weak ? "the derived bound is not finite (n·u ≥ 1): nothing is "
                                         "decided; use float64 or a smaller machine"
                                       : not_exact;
-    rep.results.push_back(row(law, subject, st, cases, opt.seed, detail));
+    rep.add(row(law, subject, st, cases, opt.seed, detail));
     if (!fail.empty()) rep.results.back().counterexample = std::move(c);
   };
   verdict("CONF-MACHINE forward", fwd_fail, fwd_weak, fwd_na, fwd_cases,
@@ -709,10 +706,10 @@ Report check_machine(const io::MachineDescription &spec, const M &implementation
     verdict("CONF-MACHINE backward", bwd_fail, bwd_weak, bwd_na, bwd_cases,
             "no derived backward bound (a discontinuous derivative)", std::move(bwd_case));
   else
-    rep.results.push_back(row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed,
-                              "the implementation has no backward pass"));
+    rep.add(row("CONF-MACHINE backward", subject, Status::not_applicable, 0, opt.seed,
+                "the implementation has no backward pass"));
   if (!recoverable) {
-    rep.results.push_back(
+    rep.add(
         row("CONF-RECOVER", subject, Status::not_applicable, 0, opt.seed,
             "sigma " + spec.sigma.name +
                 (rational ? " in floating point gives no exact outputs"

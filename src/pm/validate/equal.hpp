@@ -234,7 +234,7 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
                                  " compared values differ; the first: " + c.first +
                                  (more.empty() ? "" : "\n  " + more) + "\n  (" + basis.str() + ")"
                            : basis.str();
-    rep.results.push_back(std::move(r));
+    rep.add(std::move(r));
   };
   const auto fwd = call_each<S>(k, ny, "apply(w, x)", [&](std::size_t j) {
     return impl.apply(probe_vector<S>(pr, pr.w, np, j), probe_vector<S>(pr, pr.x, nx, j));
@@ -272,8 +272,8 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
         compare_map(gr, v.p, v.p_abs, scale, np, plan, spec.parameters, "gradient"), "");
   } else {
     for (const char *law : {"CONF-EQUAL transpose", "CONF-EQUAL gradient"})
-      rep.results.push_back({law, subject, Status::not_applicable, 0, true, 0, 0, seed,
-                             "the implementation has only a forward pass (apply)", false});
+      rep.add({law, subject, Status::not_applicable, 0, true, 0, 0, seed,
+               "the implementation has only a forward pass (apply)", false});
   }
   return rep;
 }
@@ -294,10 +294,10 @@ Report check_equal(const io::LayerDescription &spec, const SpanRows &rows, const
   if (plan.weak) {
     Report rep;
     for (const char *law : {"CONF-EQUAL forward", "CONF-EQUAL transpose", "CONF-EQUAL gradient"})
-      rep.results.push_back({law, subject, Status::too_weak, 0, false, 0, 0, seed,
-                             "not compared: " + plan.how + ": γ_n is not below 1 (n·u ≥ 1/2) in " +
-                                 dtype_name(dtype) + "; use float64 or a smaller layer",
-                             false});
+      rep.add({law, subject, Status::too_weak, 0, false, 0, 0, seed,
+               "not compared: " + plan.how + ": γ_n is not below 1 (n·u ≥ 1/2) in " +
+                   dtype_name(dtype) + "; use float64 or a smaller layer",
+               false});
     return rep;
   }
   // int64 holds every sum when fan·max|μ|·L·r² < 2^62.

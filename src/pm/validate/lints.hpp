@@ -90,7 +90,7 @@ inline Report lint_layer(const io::LayerDescription &d, const io::Json &json,
   if (const auto edges = root.find("edges"); edges && !d.bias)
     for (auto &r :
          dropped_edges(*edges, d.source, d.target, d.parameters, d.has_parameters, subject))
-      rep.results.push_back(std::move(r));
+      rep.add(std::move(r));
   std::optional<std::vector<bool>> valid;
   if (d.source_grading) {
     std::vector<bool> v(d.span.parameters(), true);
@@ -99,8 +99,7 @@ inline Report lint_layer(const io::LayerDescription &d, const io::Json &json,
         v[d.span.pi(e)] = false;
     valid = v;
   }
-  for (auto &r : span_lints(d.span, d.has_parameters, valid, subject))
-    rep.results.push_back(std::move(r));
+  for (auto &r : span_lints(d.span, d.has_parameters, valid, subject)) rep.add(std::move(r));
   return rep;
 }
 
@@ -113,10 +112,10 @@ inline Report lint_machine(const io::MachineDescription &d, const io::Json &json
     const io::Field root(json, d.file);
     for (auto &r : dropped_edges(root.at("edges"), d.space, d.space, d.parameters,
                                  root.has("parameters"), subject))
-      rep.results.push_back(std::move(r));
+      rep.add(std::move(r));
   }
   for (auto &r : span_lints(m.span(), true, valid_parameters(m.span(), m.grading()), subject))
-    rep.results.push_back(std::move(r));
+    rep.add(std::move(r));
   return rep;
 }
 

@@ -205,8 +205,7 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   const MachineBound bound(d, m);
   Report rep;
   auto not_applicable = [&](const std::string &what, const std::string &why) {
-    rep.results.push_back(
-        {"SAMPLE " + what, subject, Status::not_applicable, 0, false, 0, 0, 0, why});
+    rep.add({"SAMPLE " + what, subject, Status::not_applicable, 0, false, 0, 0, 0, why});
   };
   if (!bound.has_forward()) {
     not_applicable("*", "sigma " + d.sigma.name + " has no global Lipschitz constant");
@@ -223,8 +222,8 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
 
   const MachineState<double> x = forward(m, w, y0, z0);
   const MachineState<double> e = bound.forward_error(w, y0, z0, x, z_t, u_t);
-  rep.results.push_back(compare_to_bound("y", subject, ya, x.y.data, e.y.data, n, &d.space));
-  rep.results.push_back(compare_to_bound("z", subject, za, x.z.data, e.z.data, n, &d.space));
+  rep.add(compare_to_bound("y", subject, ya, x.y.data, e.y.data, n, &d.space));
+  rep.add(compare_to_bound("z", subject, za, x.z.data, e.z.data, n, &d.space));
 
   if (!present("gy.npy") && !present("gz.npy")) return rep;
   if (!bound.has_backward()) {
@@ -242,21 +241,18 @@ inline Report machine_sample_rows(const io::MachineDescription &d, const std::st
   const B zb_t = io::batch_from_npy<double>(gza, d.space, path("grad_z0.npy"), cols);
   const Gradients<double> g = backward(m, w, x, gy, gz);
   const MachineState<double> eb = bound.backward_error(w, x, e, gy, gz, g, yb_t, zb_t, u_t);
-  rep.results.push_back(
-      compare_to_bound("grad_y0", subject, gya, g.y0.data, eb.z.data, n, &d.space));
-  rep.results.push_back(
-      compare_to_bound("grad_z0", subject, gza, g.z0.data, eb.y.data, n, &d.space));
+  rep.add(compare_to_bound("grad_y0", subject, gya, g.y0.data, eb.z.data, n, &d.space));
+  rep.add(compare_to_bound("grad_z0", subject, gza, g.z0.data, eb.y.data, n, &d.space));
 
   if (!present("grad_w.npy")) {
-    rep.results.push_back({"SAMPLE grad_w", subject, Status::not_applicable, 0, false, 0, 0, 0,
-                           "absent: grad_w.npy is not in " + dir});
+    rep.add({"SAMPLE grad_w", subject, Status::not_applicable, 0, false, 0, 0, 0,
+             "absent: grad_w.npy is not in " + dir});
     return rep;
   }
   const io::NpyArray gwa = io::read_npy(path("grad_w.npy"));
   io::function_from_npy<double>(gwa, d.parameters, path("grad_w.npy"));
-  rep.results.push_back(compare_to_bound("grad_w", subject, gwa, g.w,
-                                         bound.gradient_error(x, g, e, eb, u_t), m.parameters(),
-                                         &d.parameters));
+  rep.add(compare_to_bound("grad_w", subject, gwa, g.w, bound.gradient_error(x, g, e, eb, u_t),
+                           m.parameters(), &d.parameters));
   return rep;
 }
 

@@ -182,11 +182,11 @@ inline Report compare_probes(const io::LayerDescription &d, const std::string &d
     conformance_rows(rep, r, d.span, shapes_of(d), subject, ValidateOptions{1, seed},
                      "recovered from " + file("y.npy") + ": ");
   } else {
-    rep.results.push_back(row("CONF-RECOVER", subject, Status::not_applicable, 0, seed,
-                              "the probe files hold no basis probes (recovery would need more "
-                              "than " +
-                                  std::to_string(max_probe_recovery) +
-                                  " samples): CONF-EQUAL compares at full size"));
+    rep.add(row("CONF-RECOVER", subject, Status::not_applicable, 0, seed,
+                "the probe files hold no basis probes (recovery would need more "
+                "than " +
+                    std::to_string(max_probe_recovery) +
+                    " samples): CONF-EQUAL compares at full size"));
   }
   require_comparison(rep, {"CONF-EQUAL forward", "CONF-SPAN-DIFF"}, subject, seed);
   return rep;

@@ -10,6 +10,7 @@
 // shapes (and axis names where known) and scalars, printed sparsely in
 // multi-index coordinates, written in full to JSON (docs/report.schema.json)
 // and read as NumPy arrays by the Python package.
+#include <chrono>
 #include <cstdint>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -105,6 +106,10 @@ struct LawResult {
   bool measured = true;               // false for counts and comparisons without an error to show
   Counterexample counterexample = {}; // of a failure, where the check produces one
   std::string repro = {};             // one command that runs this row again
+  // Wall-clock seconds from the previous row of its report (or the report's
+  // start) to this one: the row's own work and what it needed first
+  // (Report::add). Not part of a report's meaning: two runs differ in it.
+  double seconds = 0;
 };
 
 struct Report {
@@ -117,6 +122,21 @@ struct Report {
     for (const auto &r : results)
       if (r.status == Status::failed || r.status == Status::too_weak) return false;
     return true;
+  }
+  // The rows' clock: Report::add times each row from the one before.
+  std::chrono::steady_clock::time_point lap = std::chrono::steady_clock::now();
+
+  // A row just computed, timed (LawResult::seconds).
+  void add(LawResult r) {
+    const auto now = std::chrono::steady_clock::now();
+    r.seconds = std::chrono::duration<double>(now - lap).count();
+    lap = now;
+    results.push_back(std::move(r));
+  }
+  double seconds() const {
+    double total = 0;
+    for (const auto &r : results) total += r.seconds;
+    return total;
   }
   void append(const Report &other) {
     results.insert(results.end(), other.results.begin(), other.results.end());
@@ -238,11 +258,13 @@ inline nlohmann::json to_json(const Report &report) {
         {"bound", r.bound}, {"seed", r.seed},       {"detail", r.detail}};
     if (!r.counterexample.empty()) row["counterexample"] = to_json(r.counterexample);
     if (!r.repro.empty()) row["repro"] = r.repro;
+    row["seconds"] = r.seconds;
     out.push_back(std::move(row));
   }
   return {{"schema_version", report_schema_version},
           {"version", pm::version},
           {"passed", report.passed()},
+          {"seconds", report.seconds()},
           {"results", out}};
 }
 
@@ -275,6 +297,12 @@ inline std::string xml_escaped(const std::string &s) {
   }
   return out;
 }
+// Seconds as JUnit writes them: fixed, to the millisecond.
+inline std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << s;
+  return os.str();
+}
 } // namespace detail
 
 // The report as JUnit XML, the format CI systems read: one testcase per row
@@ -288,11 +316,13 @@ inline std::string to_junit(const Report &report, const std::string &suite) {
     failures += r.status == Status::failed || r.status == Status::too_weak;
     skipped += r.status == Status::not_applicable;
   }
+  using detail::seconds_text;
   using detail::xml_escaped;
   std::ostringstream os;
   const std::string counts = " tests=\"" + std::to_string(report.results.size()) +
                              "\" failures=\"" + std::to_string(failures) +
-                             "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\"";
+                             "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\" time=\"" +
+                             seconds_text(report.seconds()) + "\"";
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
      << "<testsuites name=\"pmach check\"" << counts << ">\n"
      << "  <testsuite name=\"" << xml_escaped(suite) << "\"" << counts << ">\n"
@@ -300,7 +330,7 @@ inline std::string to_junit(const Report &report, const std::string &suite) {
      << "\"/></properties>\n";
   for (const auto &r : report.results) {
     os << "    <testcase classname=\"" << xml_escaped(r.subject) << "\" name=\""
-       << xml_escaped(r.law) << "\"";
+       << xml_escaped(r.law) << "\" time=\"" << seconds_text(r.seconds) << "\"";
     const std::string first_line = r.detail.substr(0, r.detail.find('\n'));
     switch (r.status) {
     case Status::passed:

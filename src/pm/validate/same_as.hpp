@@ -36,10 +36,10 @@ inline Report same_as(const io::LayerDescription &a, const io::LayerDescription 
       {"parameter", {&a.parameters, &b.parameters}}};
   for (const auto &[name, s] : spaces)
     if (auto r = shape_mismatch(name, *s.first, *s.second, a.file, b.file, subject)) {
-      rep.results.push_back(*r);
+      rep.add(*r);
       return rep;
     }
-  rep.results.push_back(span_diff_row(subject, a.span, b.span, shapes_of(a)));
+  rep.add(span_diff_row(subject, a.span, b.span, shapes_of(a)));
   return rep;
 }
 
@@ -50,7 +50,7 @@ inline Report same_as(const io::MachineDescription &a, const io::MachineDescript
   for (const auto &[name, s] : {std::pair{"state", std::pair{&a.space, &b.space}},
                                 std::pair{"parameter", std::pair{&a.parameters, &b.parameters}}})
     if (auto r = shape_mismatch(name, *s.first, *s.second, a.file, b.file, subject)) {
-      rep.results.push_back(*r);
+      rep.add(*r);
       return rep;
     }
   const GradedSpanMachine<double> ma = io::make_machine<double>(a),
@@ -65,7 +65,7 @@ inline Report same_as(const io::MachineDescription &a, const io::MachineDescript
   };
   const ParametricSpan<Rational> sa = exact(a, ma), sb = exact(b, mb);
   const SpaceShapes sh{a.space, a.space, a.parameters, {}, {}, {}};
-  rep.results.push_back(span_diff_row(subject + " (spans)", sa, sb, sh));
+  rep.add(span_diff_row(subject + " (spans)", sa, sb, sh));
   // Gradings, point by point.
   LawResult g = row("SAME-AS grading", subject, Status::passed, a.grading.size(), 0, "");
   std::size_t differ = 0;
@@ -81,17 +81,16 @@ inline Report same_as(const io::MachineDescription &a, const io::MachineDescript
     g.detail = std::to_string(differ) + " of " + std::to_string(a.grading.size()) +
                " points differ in level; the first: " + g.detail;
   }
-  rep.results.push_back(g);
-  rep.results.push_back(span_diff_row(subject + " (cleaned)", cleaned_span(sa, a.grading),
-                                      cleaned_span(sb, b.grading), sh));
+  rep.add(g);
+  rep.add(span_diff_row(subject + " (cleaned)", cleaned_span(sa, a.grading),
+                        cleaned_span(sb, b.grading), sh));
   const bool same_sigma = a.sigma.name == b.sigma.name &&
                           a.sigma.coefficients == b.sigma.coefficients &&
                           a.sigma.slopes == b.sigma.slopes;
-  rep.results.push_back(
-      row("SAME-AS sigma", subject, same_sigma ? Status::passed : Status::failed, 1, 0,
-          same_sigma
-              ? ""
-              : "sigma " + a.sigma.name + " in " + a.file + ", " + b.sigma.name + " in " + b.file));
+  rep.add(row("SAME-AS sigma", subject, same_sigma ? Status::passed : Status::failed, 1, 0,
+              same_sigma ? ""
+                         : "sigma " + a.sigma.name + " in " + a.file + ", " + b.sigma.name +
+                               " in " + b.file));
   return rep;
 }
 

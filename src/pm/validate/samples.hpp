@@ -175,8 +175,8 @@ void unknown_files(Report &rep, const std::string &dir, const char *const (&know
   for (const std::string &f : names) {
     if (f == io::run_manifest) continue; // written by pmach probe with the files of its run
     if (std::find(std::begin(known), std::end(known), f) != std::end(known)) continue;
-    rep.results.push_back({"SAMPLE " + f, subject, Status::warning, 0, false, 0, 0, 0,
-                           "unknown file in " + dir + ", not compared"});
+    rep.add({"SAMPLE " + f, subject, Status::warning, 0, false, 0, 0, 0,
+             "unknown file in " + dir + ", not compared"});
   }
 }
 
@@ -186,13 +186,13 @@ inline void sample_verdicts(Report &rep, const std::vector<std::string> &absent,
                             std::size_t compared, const std::string &dir,
                             const std::string &subject) {
   for (const std::string &t : absent)
-    rep.results.push_back({"SAMPLE " + t, subject, Status::not_applicable, 0, false, 0, 0, 0,
-                           "absent: " + t + ".npy is not in " + dir});
+    rep.add({"SAMPLE " + t, subject, Status::not_applicable, 0, false, 0, 0, 0,
+             "absent: " + t + ".npy is not in " + dir});
   if (compared == 0)
-    rep.results.push_back({"SAMPLES", subject, Status::failed, 0, false, 0, 0, 0,
-                           "no output tensor was compared: " + dir +
-                               " has none of the expected "
-                               "outputs"});
+    rep.add({"SAMPLES", subject, Status::failed, 0, false, 0, 0, 0,
+             "no output tensor was compared: " + dir +
+                 " has none of the expected "
+                 "outputs"});
 }
 
 } // namespace validation
@@ -252,8 +252,7 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
       ref.push_back(act(a, w_of(b), x[b]));
       mag.push_back(act(abs_a, magnitude(w_of(b)), magnitude(x[b])));
     }
-    rep.results.push_back(
-        compare_tensor("y", subject, t, ref, mag, max_fibre(a.span.t) + 2, &d.target));
+    rep.add(compare_tensor("y", subject, t, ref, mag, max_fibre(a.span.t) + 2, &d.target));
     ++compared;
   } else {
     absent.push_back("y");
@@ -272,8 +271,7 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
       ref.push_back(act(at, w_of(b), g[b]));
       mag.push_back(act(abs_at, magnitude(w_of(b)), magnitude(g[b])));
     }
-    rep.results.push_back(
-        compare_tensor("grad_x", subject, t, ref, mag, max_fibre(a.span.s) + 2, &d.source));
+    rep.add(compare_tensor("grad_x", subject, t, ref, mag, max_fibre(a.span.s) + 2, &d.source));
     ++compared;
   } else {
     absent.push_back("grad_x");
@@ -287,8 +285,8 @@ inline Report compare_samples(const io::LayerDescription &d, const std::string &
       ref = add(ref, parameter_gradient(a, x[b], g[b]));
       mag = add(mag, parameter_gradient(abs_a, magnitude(x[b]), magnitude(g[b])));
     }
-    rep.results.push_back(compare_tensor("grad_w", subject, t, {ref}, {mag},
-                                         x.size() * max_fibre(a.pi) + 2, &d.parameters));
+    rep.add(compare_tensor("grad_w", subject, t, {ref}, {mag}, x.size() * max_fibre(a.pi) + 2,
+                           &d.parameters));
     ++compared;
   } else {
     absent.push_back("grad_w");
