@@ -342,7 +342,7 @@ TEST_CASE("no silent misread: keys, integers, decimals, CSV cells, names") {
       (work / file("dec.json", "{" + layer + R"("edges": {"list": [[0, 0, 0.1], [1, 1, "0.1"]]}})"))
           .string()));
   CHECK(dec.span.span.mu == std::vector<pm::Rational>{pm::Rational(1, 10), pm::Rational(1, 10)});
-  CHECK(*pm::io::rational_from_text("123456789012345678901234567890123") ==
+  CHECK(pm::io::rational_from_text("123456789012345678901234567890123").value() ==
         pm::Rational(boost::multiprecision::cpp_int("123456789012345678901234567890123")));
   CHECK_FALSE(pm::io::rational_from_text("1e999999999").has_value());
   // CSV: a byte-order mark keeps the first row; bad cells said as written.

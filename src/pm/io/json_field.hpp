@@ -76,8 +76,9 @@ inline std::optional<Rational> decimal_from_text(std::string_view s) {
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
     long e = 0;
     bool any_e = false;
+    // Saturated rather than refused here: a zero with any exponent is 0.
     for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, any_e = true)
-      if ((e = e * 10 + (s[i] - '0')) > 10 * max_decimal_exponent) return std::nullopt;
+      e = std::min(e * 10 + (s[i] - '0'), 10 * max_decimal_exponent);
     if (!any_e) return std::nullopt;
     exponent += minus ? -e : e;
   }
