@@ -17,8 +17,8 @@
       full run's rows and closing line stay. With --deadline HH:MM (UTC) no
       mutant is started after that time, and the document says the run
       stopped early; --resume continues that run with the mutants it has not
-      run (same seed; the document names the sittings). The mutation build compiles at -O1: faster to build, and
-      the tests are small.
+      run (same seed; the document names the sittings). The mutation build compiles at -O1 (its tests at -Og, as
+      in every build): faster to build, and the tests are small.
 
   mutate.py --render
       Renders docs/mutation.md again from docs/mutation.tsv (after EXPLAINED
@@ -421,7 +421,7 @@ def render(header, rows):
         f"with `RC_PARAMS=seed={header['seed']}`. A mutant is killed when one of them fails.",
         "",
         "Run it with `/usr/bin/python3 scripts/mutate.py` (each mutant recompiles one to three",
-        "test executables at -O1); `--only ID,...` re-runs some mutants against the current",
+        "test executables at -Og); `--only ID,...` re-runs some mutants against the current",
         "tree and records them as re-runs, below the table. It is not part of the default",
         "suite.",
         "",
