@@ -56,3 +56,35 @@ TEST_CASE("a rule with a bias in PyTorch's layout: weights then one bias per cha
   CHECK((row[1].source == 1 && row[1].parameter == 3));
   CHECK((row[2].source == 3 && row[2].parameter == 5));
 }
+
+TEST_CASE("a named layer is shown to admit, with the size it is built with, before it is built") {
+  // Padding, stride, dilation, groups and a transposed conv: the edges
+  // counted from the hyper-parameters are those of the built span.
+  const std::vector<std::string> layers = {
+      R"({"layer": "dense", "in": 3, "out": 5})",
+      R"({"layer": "dense", "in": 3, "out": 5, "layout": "torch"})",
+      R"({"layer": "conv", "in": 4, "out": 6, "size": [7, 5], "kernel": [3, 2], "stride": [2, 1],
+          "dilation": [1, 2], "padding": [2, 1], "padding_hi": [0, 1], "groups": 2})",
+      R"({"layer": "conv", "in": 2, "out": 3, "size": [6], "kernel": [3], "stride": [2],
+          "padding": [1], "transpose": true})",
+      R"({"layer": "graph", "nodes": 4, "edges": [[0, 1], [1, 2], [3, 0]], "c_in": 2, "c_out": 3,
+          "self_loops": true})"};
+  for (const std::string &text : layers) {
+    INFO(text);
+    const io::Json json = io::Json::parse(text);
+    std::optional<io::LayerSize> seen;
+    const io::NamedLayer named =
+        io::read_named_layer(io::Field(json, "layer.json"), [&](const io::LayerSize &s) {
+          CHECK_FALSE(seen);
+          seen = s;
+        });
+    REQUIRE(seen);
+    CHECK(seen->edges == double(named.layer.span.apex()));
+    CHECK(seen->parameters == double(named.layer.parameters.size()));
+    CHECK(seen->target_points == double(named.layer.target.size()));
+    // A refusal by admit is the reader's answer.
+    CHECK_THROWS_WITH(io::read_named_layer(io::Field(json, "layer.json"),
+                                           [](const io::LayerSize &) { throw Error("refused"); }),
+                      "refused");
+  }
+}

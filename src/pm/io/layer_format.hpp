@@ -173,14 +173,34 @@ inline Bias read_bias(const Field &f, const Shape &target, std::optional<Index> 
   return b;
 }
 
+namespace detail {
+
+// A bias adds one edge per target point to the layer's own.
+inline void require_bias_edges(const Field &bias, double edges, double target_points) {
+  const double n = edges + target_points;
+  require(n <= double(max_edges), bias.file(), ": ", bias.pointer(), ": the layer would have ",
+          Index(n), " edges with its bias (one per target point), expected at most ", max_edges);
+}
+
+} // namespace detail
+
 // A layer object: a whole file, or an element of a sequence written inline.
-inline LayerDescription parse_layer(const Field &root, bool inline_element) {
+// A named layer is shown to `admit` with its bias before it is built.
+inline LayerDescription parse_layer(const Field &root, bool inline_element,
+                                    const Admit &admit = {}) {
   LayerDescription d;
   d.file = root.file();
   d.name = read_header(root, "layer", inline_element);
+  // "bias": false is no bias.
+  const auto bias = root.find("bias");
+  const bool has_bias = bias && !(bias->json().is_boolean() && !bias->as_bool());
   std::optional<Index> channel_axis;
   if (root.has("layer")) {
-    NamedLayer named = read_named_layer(root);
+    NamedLayer named = read_named_layer(root, [&](const LayerSize &s) {
+      if (has_bias) detail::require_bias_edges(*bias, s.edges, s.target_points);
+      if (admit)
+        admit({s.edges + (has_bias ? s.target_points : 0.0), s.parameters, s.target_points});
+    });
     d.source = named.layer.source;
     d.target = named.layer.target;
     d.parameters = named.layer.parameters;
@@ -201,9 +221,6 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element) {
     d.weights = read_weights(root, d.parameters);
   else if (root.has("weights"))
     root.at("weights").fail("no weights: the layer has no 'parameters'");
-  // "bias": false is no bias.
-  const auto bias = root.find("bias");
-  const bool has_bias = bias && !(bias->json().is_boolean() && !bias->as_bool());
   if (const auto g = root.find("grading")) {
     if (has_bias) g->fail("no grading: a layer with a bias is not graded");
     g->allow_only({"source", "target"});
@@ -215,9 +232,7 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element) {
     const Field &f = *bias;
     if (!d.has_parameters)
       f.fail("no bias: a layer without 'parameters' has no weights to add one to");
-    require(d.span.apex() + d.target.size() <= max_edges, d.file, ": ", f.pointer(),
-            ": the layer would have ", d.span.apex() + d.target.size(),
-            " edges with its bias (one per target point), expected at most ", max_edges);
+    detail::require_bias_edges(f, double(d.span.apex()), double(d.target.size()));
     Bias b = read_bias(f, d.target, channel_axis);
     if (bool(d.weights) != bool(b.weights))
       (d.weights ? root.at("weights") : f.at("weights"))

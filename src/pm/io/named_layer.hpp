@@ -6,6 +6,8 @@
 // "torch" relabels them so that PyTorch's weight tensor is the parameter
 // array unchanged (torch_layout.hpp). Every size is bounded before the span
 // is built, as for the seed machines.
+#include <functional>
+
 #include "pm/io/span_format.hpp"
 #include "pm/io/torch_layout.hpp"
 #include "pm/layers/conv.hpp"
@@ -20,6 +22,16 @@ struct NamedLayer {
   ShapedSpan layer;
   Index channel_axis = 0;
 };
+
+// What a named layer will hold, known from its hyper-parameters: a reader
+// given an Admit calls it before building, so that what the layer is part of
+// (a bias, a sequence) can refuse it before its edges are paid for.
+struct LayerSize {
+  double edges = 0;
+  double parameters = 0; // the weights', a bias's aside
+  double target_points = 0;
+};
+using Admit = std::function<void(const LayerSize &)>;
 
 namespace detail {
 
@@ -50,18 +62,38 @@ inline std::vector<Index> per_axis(const Field &root, const char *key, Index ran
   return v;
 }
 
-inline NamedLayer read_dense(const Field &root) {
+inline NamedLayer read_dense(const Field &root, const Admit &admit) {
   root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "in", "out"});
   const DenseSpec d{root.at("in").as_size(1, max_space_size),
                     root.at("out").as_size(1, max_space_size), false};
   require_product(root, double(d.in) * double(d.out), max_edges, "weights");
+  if (admit) admit({double(d.in) * double(d.out), double(d.in) * double(d.out), double(d.out)});
   // pm: W(in, out), the seed's layout; torch: Linear's W(out, in).
   ShapedSpan a{dense<Rational>(d), Shape({d.in}), Shape({d.out}), Shape({d.in, d.out})};
   if (torch_layout(root)) a = relayout(std::move(a), {}, {}, {1, 0});
   return {std::move(a), 0};
 }
 
-inline NamedLayer read_conv(const Field &root) {
+// The edges of a convolution: per axis the (output, tap) pairs that read
+// inside the input (a tap in zero padding is no edge), times the channel
+// pairs. Its loops are as long as the upper bound o·k per axis allows.
+inline double conv_edges(const ConvSpec &c) {
+  double n = double(c.out_channels) * double(c.in_channels / c.groups);
+  const std::vector<Index> o = c.output_extents();
+  for (Index j = 0; j < c.rank(); ++j) {
+    Index taps = 0;
+    for (Index y = 0; y < o[j]; ++y)
+      for (Index k = 0; k < c.kernel[j]; ++k) {
+        const Index i = y * c.step(j) + k * c.dil(j); // in the padded axis
+        taps +=
+            c.padding_mode != PaddingMode::zeros || (i >= c.lo(j) && i < c.lo(j) + c.spatial[j]);
+      }
+    n *= double(taps);
+  }
+  return n;
+}
+
+inline NamedLayer read_conv(const Field &root, const Admit &admit) {
   root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "in", "out",
                    "size", "kernel", "stride", "dilation", "padding", "padding_hi", "groups",
                    "transpose"});
@@ -99,6 +131,9 @@ inline NamedLayer read_conv(const Field &root) {
   }
   require_product(root, std::max(positions_in, positions_out), max_space_size, "points in a space");
   require_product(root, edges, max_edges, "edges");
+  if (admit)
+    admit({conv_edges(c), double(c.parameter_shape().size()),
+           transposed ? positions_in : positions_out});
   ShapedSpan a{transposed ? conv_transpose<Rational>(c) : conv<Rational>(c), c.input_shape(),
                c.output_shape(), c.parameter_shape()};
   if (transposed) std::swap(a.source, a.target);
@@ -106,7 +141,7 @@ inline NamedLayer read_conv(const Field &root) {
   return {std::move(a), r};
 }
 
-inline NamedLayer read_graph(const Field &root) {
+inline NamedLayer read_graph(const Field &root, const Admit &admit) {
   root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "nodes", "edges",
                    "c_in", "c_out", "normalisation", "self_loops"});
   GraphConvSpec g;
@@ -118,9 +153,9 @@ inline NamedLayer read_graph(const Field &root) {
   const double channel_pairs = double(g.in_channels) * double(g.out_channels);
   require_product(root, double(g.nodes) * double(std::max(g.in_channels, g.out_channels)),
                   max_space_size, "points in a space");
-  require_product(edges,
-                  (double(edges.size()) + (g.self_loops ? double(g.nodes) : 0.0)) * channel_pairs,
-                  max_edges, "edges (graph edges × channel pairs)");
+  const double span_edges =
+      (double(edges.size()) + (g.self_loops ? double(g.nodes) : 0.0)) * channel_pairs;
+  require_product(edges, span_edges, max_edges, "edges (graph edges × channel pairs)");
   for (std::size_t e = 0; e < edges.size(); ++e) {
     const Field uv = edges[e];
     if (uv.size() != 2) uv.fail("a pair [u, v] of node indices (an edge from u into v)");
@@ -137,6 +172,7 @@ inline NamedLayer read_graph(const Field &root) {
     else
       n->fail("\"sum\", \"mean\" or \"symmetric\"");
   }
+  if (admit) admit({span_edges, channel_pairs, double(g.nodes) * double(g.out_channels)});
   ShapedSpan a;
   try {
     a.span = graph_conv<Rational>(g); // symmetric: exact only for square degrees
@@ -154,12 +190,12 @@ inline NamedLayer read_graph(const Field &root) {
 
 } // namespace detail
 
-inline NamedLayer read_named_layer(const Field &root) {
+inline NamedLayer read_named_layer(const Field &root, const Admit &admit = {}) {
   const Field kind = root.at("layer");
   const std::string k = kind.as_string();
-  if (k == "dense") return detail::read_dense(root);
-  if (k == "conv") return detail::read_conv(root);
-  if (k == "graph") return detail::read_graph(root);
+  if (k == "dense") return detail::read_dense(root, admit);
+  if (k == "conv") return detail::read_conv(root, admit);
+  if (k == "graph") return detail::read_graph(root, admit);
   kind.fail("\"dense\", \"conv\" or \"graph\"");
 }
 

@@ -29,8 +29,18 @@ inline bool is_sequence(const Field &f) {
   return f.has("kind") && f.at("kind").json() == "sequence";
 }
 
+// `built` edges so far, in the sequence of element f.
+inline void require_sequence_edges(const Field &f, double built) {
+  require(built <= max_sequence_edges, f.file(), ": ", f.pointer(), ": the layers so far have ",
+          built, " edges with their composites, expected at most ", max_sequence_edges,
+          " in a sequence");
+}
+
 // Element f of a sequence at nesting `depth`: an inline object or a file name.
-inline LayerDescription read_element(const Field &f, std::size_t depth, double &built) {
+// A named layer is refused before it is built when its edges would exceed
+// the sequence's bound, or when `admit` refuses it.
+inline LayerDescription read_element(const Field &f, std::size_t depth, double &built,
+                                     const Admit &admit) {
   require(depth < max_sequence_depth, f.file(), ": ", f.pointer(), ": expected at most ",
           max_sequence_depth, " nested sequences (does a file name itself?)");
   std::optional<Json> json;
@@ -43,11 +53,12 @@ inline LayerDescription read_element(const Field &f, std::size_t depth, double &
     root.emplace(f);
   }
   if (is_sequence(*root)) return parse_sequence(*root, depth + 1, !json, built);
-  LayerDescription l = parse_layer(*root, !json);
+  LayerDescription l = parse_layer(*root, !json, [&](const LayerSize &s) {
+    require_sequence_edges(f, built + s.edges);
+    admit(s);
+  });
   built += double(l.span.apex());
-  require(built <= max_sequence_edges, f.file(), ": ", f.pointer(), ": the layers so far have ",
-          built, " edges with their composites, expected at most ", max_sequence_edges,
-          " in a sequence");
+  require_sequence_edges(f, built);
   return l;
 }
 
@@ -76,17 +87,23 @@ inline LayerDescription parse_sequence(const Field &root, std::size_t depth, boo
   std::optional<std::vector<double>> weights = std::vector<double>{1.0};
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const Field f = layers[k];
-    LayerDescription l = detail::read_element(f, depth, built);
     const std::string where = root.file() + ": " + f.pointer();
+    // The composite's parameters are the product of the layers'.
+    auto require_parameters = [&](double layer_parameters) {
+      const double parameters = double(d.parameters.size()) * layer_parameters;
+      require(k == 0 || parameters <= double(max_space_size), where, ": the composite would have ",
+              parameters, " parameters (the product of the layers'), expected at most ",
+              max_space_size);
+      return parameters;
+    };
+    LayerDescription l = detail::read_element(
+        f, depth, built, [&](const LayerSize &s) { require_parameters(s.parameters); });
     require(!l.source_grading, where, ": expected a layer without 'grading' in a sequence");
     parameter_axes.insert(parameter_axes.end(), l.parameters.extents().begin(),
                           l.parameters.extents().end());
     require(parameter_axes.size() <= 16, where,
             ": expected at most 16 parameter axes in total (the product of the layers')");
-    const double parameters = double(d.parameters.size()) * double(l.parameters.size());
-    require(k == 0 || parameters <= double(max_space_size), where, ": the composite would have ",
-            parameters, " parameters (the product of the layers'), expected at most ",
-            max_space_size);
+    const double parameters = require_parameters(double(l.parameters.size()));
     // Default weights: the tensor product of the layers' own, when each
     // layer with parameters has some.
     if (weights && l.has_parameters)
@@ -103,9 +120,7 @@ inline LayerDescription parse_sequence(const Field &root, std::size_t depth, boo
     require(edges <= double(max_edges), where, ": the composite would have ", edges,
             " edges, expected at most ", max_edges);
     built += edges;
-    require(built <= max_sequence_edges, where, ": the layers so far have ", built,
-            " edges with their composites, expected at most ", max_sequence_edges,
-            " in a sequence");
+    detail::require_sequence_edges(f, built);
     d.span = compose(l.span, d.span);
     d.target = l.target;
     d.parameters = Shape({Index(parameters)}); // the running size; shaped below
