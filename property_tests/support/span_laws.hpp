@@ -215,7 +215,10 @@ template <class I, class S> void law_span_iso_witness() {
 }
 
 template <class I, class S> void law_span_lin_comp() {
-  const Index x = *size(4), y = *size(4), z = *size(4);
+  // Non-empty sets: an empty one empties the composite, and with size()
+  // about 43 % of the composites were (the empty corners come from spans
+  // without edges).
+  const Index x = *nonempty_size(4), y = *nonempty_size(4), z = *nonempty_size(4);
   const auto a = *span<S>(x, y), b = *span<S>(y, z);
   const auto phi = *function<S>(x);
   classify(I::scomp(b, a).apex() > 0);
