@@ -62,6 +62,7 @@ UNIT_LAYERS = ("test_layers_layers", ())
 UNIT_ROWS = ("test_layers_rows", ())
 UNIT_SEED_GEOMETRY = ("test_layers_seed_geometry", ())
 UNIT_EQUAL = ("test_validate_equal", ())
+UNIT_IO_ROWS = ("test_io_layer_rows", ())
 
 
 def kernels(spec):
@@ -319,6 +320,13 @@ MUTANTS = [
      "    for (Index block = c / 2; block >= 1; --block) {",
      "    for (Index block = 1; block <= c / 2; ++block) {",
      "two groups swapped named as eight blocks of one moved by four", [UNIT_EQUAL]),
+    # ---- readers ------------------------------------------------------------
+    ("named-conv-edges-bound", "io/named_layer.hpp",
+     "        taps +=\n"
+     "            c.padding_mode != PaddingMode::zeros || (i >= c.lo(j) && i < c.lo(j) + c.spatial[j]);",
+     "        taps += 1;",
+     "a named conv's edges counted with its taps in zero padding (the bound for the count)",
+     [UNIT_IO_ROWS]),
 ]
 
 # Survivors of the last full run, and why each is not a gap: a mutant
