@@ -35,10 +35,11 @@ set(PM_TEST_PCH <catch2/catch.hpp> <pm/category.hpp> <pm/layers.hpp> <pm/kernels
     <pm/validate.hpp> <pm/validate/conformance.hpp> <pm/validate/kernel_checks.hpp>
     <pm/io/machine_format.hpp> <pm/io/layer_format.hpp> <pm/io/batch_npy.hpp> <pm/io/output.hpp>)
 
-# pm_add_test_dir(<dir> <prefix> [LIBS ...] [PCH ...]): every <dir>/**/*.cpp
-# becomes a test executable <prefix>_<stem>; PCH adds headers to PM_TEST_PCH.
+# pm_add_test_dir(<dir> <prefix> [LIBS ...] [PCH ...] [ENVIRONMENT ...]): every
+# <dir>/**/*.cpp becomes a test executable <prefix>_<stem>; PCH adds headers to
+# PM_TEST_PCH; ENVIRONMENT is set for each test's run under ctest.
 function(pm_add_test_dir dir prefix)
-  cmake_parse_arguments(ARG "" "" "LIBS;PCH" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "LIBS;PCH;ENVIRONMENT" ${ARGN})
   if(PM_PCH)
     # The tests reuse the header of an object of their own settings, so that
     # it is built once and never waits for a test.
@@ -63,5 +64,8 @@ function(pm_add_test_dir dir prefix)
       target_precompile_headers(${target} REUSE_FROM ${pch})
     endif()
     add_test(NAME ${target} COMMAND ${target})
+    if(ARG_ENVIRONMENT)
+      set_tests_properties(${target} PROPERTIES ENVIRONMENT "${ARG_ENVIRONMENT}")
+    endif()
   endforeach()
 endfunction()

@@ -582,8 +582,10 @@ DISTRIBUTION = re.compile(r"^distribution (\S+): (\d+)/(\d+) non-trivial$")
 
 def kill_rates(args):
     build = args.kill_rates
-    env = dict(os.environ, PM_KILL_SEEDS=str(args.seeds))
-    env.pop("RC_PARAMS", None)
+    # The distributions are those of the suite's run, from its seed
+    # (PM_RC_PARAMS in property_tests/CMakeLists.txt); the kill rates set
+    # their own seeds 1..N.
+    env = dict(os.environ, PM_KILL_SEEDS=str(args.seeds), RC_PARAMS=f"seed={args.seed}")
     rows = []
     law_dir = os.path.join(build, "property_tests")
     for exe in sorted(os.listdir(law_dir)):
@@ -603,7 +605,7 @@ def kill_rates(args):
     out = os.path.join(ROOT, "property_tests", "measured.tsv")
     with open(out, "w") as f:
         f.write(f"# Measured by scripts/mutate.py --kill-rates (seeds 1..{args.seeds} for the "
-                "kill rates; one default run for the distributions).\n")
+                f"kill rates; the distributions from seed {args.seed}, the suite's).\n")
         for row in rows:
             f.write("\t".join(row) + "\n")
     low = [r for r in rows if r[0] == "kill-rate" and int(r[2]) < 0.99 * int(r[3])]
