@@ -59,9 +59,11 @@ template <class T> void run(benchmark::State &state, const pm_bench::Problem &p,
 
 const int registered = [] {
   for (const auto &p : pm_bench::problems())
-    for (auto [pass, pname] : {std::pair{Pass::forward, "forward"}, std::pair{Pass::dual, "dual"},
-                               std::pair{Pass::gradient, "gradient"}}) {
-      const std::string base = p.machine + "/" + p.size + "/" + pname;
+    for (const auto &entry : {std::pair{Pass::forward, "forward"}, std::pair{Pass::dual, "dual"},
+                              std::pair{Pass::gradient, "gradient"}}) {
+      // A named copy, not a structured binding: Clang 14 cannot capture those.
+      const Pass pass = entry.first;
+      const std::string base = p.machine + "/" + p.size + "/" + entry.second;
       benchmark::RegisterBenchmark((base + "/float").c_str(),
                                    [p, pass](benchmark::State &st) { run<float>(st, p, pass); });
       benchmark::RegisterBenchmark((base + "/double").c_str(),
