@@ -34,7 +34,11 @@ the source text. For the tree at --root (spec/*.md and proofs/*.v) the gate
   5. runs Print Assumptions on every marked theorem and every other theorem,
      lemma, ..., and requires each answer to be "Closed under the global
      context", except that the files of REAL_FILES may use the axioms of
-     REAL_AXIOMS and no other;
+     REAL_AXIOMS and no other. The theorems of a file are judged together
+     first (one definition whose body names each of them), and one by one
+     only in a file whose joint answer is not clean, to name the theorem: the
+     joint answer is the union of theirs, and one traversal of the library
+     instead of 272 took the judgement from about 32 to 5 s;
   6. requires the compiled library to hold no extraction directive: `Print
      Extraction Inline` lists nothing, and the extraction of the model (the
      `Extraction "file" ...` commands of proofs/) contains no user-defined
@@ -64,6 +68,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = "PM"
 FLAGS = ["-q", "-w", "-notation-overridden,-ambiguous-paths"]
 SENTINEL = "pm-assumptions: "
+JOINT = "pm_judge_theorems_of_"  # the definition naming every theorem of a file
 CLOSED = "Closed under the global context"
 ANCHOR = "pm_law_anchor_"
 STATEMENTS = "proofs/statements.txt"
@@ -359,8 +364,15 @@ def gate(root, out_dir, coqc, coqchk, say, write_statements=False):
     commands = [(f"anchor {k}", f"Locate {ANCHOR}{k}.") for k, _, _ in law_decls]
     for qualified in sorted(law_constants):
         commands.append(("type " + qualified, f"Check @{qualified}."))
-    for _, _, qualified in declarations:
-        commands.append(("assumptions " + qualified, f"Print Assumptions {qualified}."))
+    by_file = {}
+    for stem, _, qualified in declarations:
+        by_file.setdefault(stem, []).append(qualified)
+    for stem, names in by_file.items():
+        # Let-bound, so that each theorem keeps its own type (no universe
+        # unified between them), and kept in the body that Coq traverses.
+        lets = " ".join(f"let _ := @{q} in" for q in names)
+        commands.append((f"file {stem}", f"Definition {JOINT}{stem} : unit := {lets} tt. "
+                                         f"Print Assumptions {JOINT}{stem}."))
     commands.append(("extraction inline", "Print Extraction Inline."))
     # The names of the Extraction commands as their files see them.
     commands.append(("import", " ".join(f"Import {LIBRARY}.{stem}." for stem in order)))
@@ -397,14 +409,30 @@ def gate(root, out_dir, coqc, coqchk, say, write_statements=False):
         say(f"wrote {STATEMENTS}: {len(entries)} law theorems")
     compare_statements(path, text, report)
 
-    on_reals = 0
+    allowed = lambda stem, answer: answer == CLOSED or (stem in REAL_FILES
+                                                        and real_axioms_only(answer))
+    joint = {stem: answers.get(f"file {stem}", "(no answer)") for stem in by_file}
+    suspects = [stem for stem in by_file if not allowed(stem, joint[stem])]
+    alone = {}
+    if suspects:
+        alone, error = judge(coqc, out_dir, order, "JudgeAlone.v",
+                             [("assumptions " + q, f"Print Assumptions {q}.")
+                              for stem in suspects for q in by_file[stem]])
+        if error:
+            raise GateFailure("\n".join(early + problems + [error]))
+    named = set()
     for stem, d, qualified in declarations:
-        answer = answers.get("assumptions " + qualified, "(no answer)")
-        if answer != CLOSED and stem in REAL_FILES and real_axioms_only(answer):
-            on_reals += 1
-        elif answer != CLOSED:
+        answer = alone.get("assumptions " + qualified, CLOSED)
+        if not allowed(stem, answer):
+            named.add(stem)
             report(f"proofs/{stem}.v:{d.line}: {d.keyword} {qualified} is not closed under the "
                    f"global context; Print Assumptions says:\n  " + answer.replace("\n", "\n  "))
+    for stem in suspects:
+        if stem not in named:  # never a pass that no theorem accounts for
+            report(f"proofs/{stem}.v: its theorems together are not closed under the global "
+                   f"context, though none alone is reported; Print Assumptions says:\n  "
+                   + joint[stem].replace("\n", "\n  "))
+    on_reals = sum(len(by_file[stem]) for stem in by_file if joint[stem] != CLOSED)
 
     inline = [line.strip() for line in answers.get("extraction inline", "").splitlines()
               if line.startswith(" ")]
@@ -423,8 +451,10 @@ def gate(root, out_dir, coqc, coqchk, say, write_statements=False):
         raise GateFailure("\n".join(early + ["(the source text only: Coq's checks passed)"]))
     n_laws = len({law for law, _, _ in marked})
     closed = len(declarations) - on_reals
-    say(f"{closed} of {len(declarations)} theorems closed under the global context, "
-        f"{on_reals} on the axioms of the reals only; coqchk: no assumption in the library; "
+    real = ", ".join(f"{stem}.v" for stem in by_file if joint[stem] != CLOSED) or "none"
+    say(f"{closed} of {len(declarations)} theorems closed under the global context, the "
+        f"{on_reals} of {real} on the axioms of the reals only at most (judged per file); "
+        "coqchk: no assumption in the library; "
         f"{len(entries)} law theorems ({n_laws} laws) resolved by Coq, the same set as the "
         f"Proof: lines of spec/, their statements those of {STATEMENTS}")
 
