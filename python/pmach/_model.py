@@ -12,8 +12,8 @@ checked.
 
 A specification function takes the module and the shape of one input sample
 (without the batch axis) and returns a pmach.Layer; the built-in ones use
-the pmach.layers constructors, in pmach's channels-last layout, for which
-the module's arrays are permuted (pmach/_module.py).
+the pmach.layers constructors in PyTorch's own layout (layout="torch"), so
+that the module's arrays are compared as they are.
 """
 import sys
 import time
@@ -62,39 +62,66 @@ def _padding(module, kernel, dilation):
 
 
 def _conv(module, shape):
-    if module.padding_mode != "zeros":
-        raise Unspecified(f"padding_mode '{module.padding_mode}' has no constructor")
     k, d = list(module.kernel_size), list(module.dilation)
     return layers.conv(tuple(shape[1:]), module.in_channels, module.out_channels, k, stride=list(module.stride),
-                       dilation=d, padding=_padding(module, k, d), groups=module.groups)
+                       dilation=d, padding=_padding(module, k, d), groups=module.groups,
+                       padding_mode=module.padding_mode, layout="torch")
 
 
 def _conv_transpose(module, shape):
     """PyTorch's ConvTransposeNd on the input extents seen (output_padding
     at the end of each axis)."""
-    if module.padding_mode != "zeros":
+    if module.padding_mode != "zeros":  # PyTorch itself accepts no other
         raise Unspecified(f"padding_mode '{module.padding_mode}' has no constructor")
     k, d, s, p = (list(v) for v in (module.kernel_size, module.dilation, module.stride, module.padding))
     return layers.conv_transpose(tuple(shape[1:]), module.in_channels, module.out_channels, k, stride=s,
                                  dilation=d, padding=p, output_padding=list(module.output_padding),
-                                 groups=module.groups)
+                                 groups=module.groups, layout="torch")
 
 
 def _linear(module, shape):
     if len(shape) != 1:
         raise Unspecified(f"input of shape {tuple(shape)} per sample (a dense layer is checked on vectors)")
-    return layers.dense(module.in_features, module.out_features)
+    return layers.dense(module.in_features, module.out_features, layout="torch")
 
 
 def _avg_pool(module, shape):
-    if not module.count_include_pad or module.ceil_mode or getattr(module, "divisor_override", None) is not None:
-        raise Unspecified("count_include_pad=False, ceil_mode or divisor_override has no constructor")
+    if getattr(module, "divisor_override", None) is not None:
+        raise Unspecified("divisor_override has no constructor")
     r = len(shape) - 1
 
     def axes(v):
         return [v] * r if isinstance(v, int) else list(v)
     return layers.avg_pool(tuple(shape[1:]), shape[0], axes(module.kernel_size), stride=axes(module.stride),
-                           padding=axes(module.padding))
+                           padding=axes(module.padding), count_include_pad=module.count_include_pad,
+                           ceil_mode=module.ceil_mode, layout="torch")
+
+
+def _upsample(module, shape):
+    """nn.Upsample: nearest, linear, bilinear or trilinear, to a size or by
+    an integer scale factor (a fractional one maps coordinates by the factor
+    itself, not by the ratio of the sizes: no constructor)."""
+    spatial = tuple(shape[1:])
+    if module.mode not in ("nearest", "linear", "bilinear", "trilinear"):
+        raise Unspecified(f"mode '{module.mode}' has no constructor")
+    align = bool(module.align_corners)
+    if module.size is not None:
+        return layers.interpolate(spatial, shape[0], module.size, mode=module.mode, align_corners=align,
+                                  layout="torch")
+    factors = module.scale_factor if isinstance(module.scale_factor, tuple) else [module.scale_factor] * len(spatial)
+    if any(float(f) != int(f) for f in factors):
+        raise Unspecified(f"scale_factor {module.scale_factor} is not an integer")
+    return layers.interpolate(spatial, shape[0], scale_factor=[int(f) for f in factors], mode=module.mode,
+                              align_corners=align, layout="torch")
+
+
+def _pixel_shuffle(module, shape):
+    r = module.upscale_factor
+    return layers.pixel_shuffle(tuple(shape[1:]), shape[0] // r ** (len(shape) - 1), r, layout="torch")
+
+
+def _pixel_unshuffle(module, shape):
+    return layers.pixel_unshuffle(tuple(shape[1:]), shape[0], module.downscale_factor, layout="torch")
 
 
 def _register_builtins():
@@ -103,10 +130,12 @@ def _register_builtins():
     import torch.nn as nn
     known = {_conv: (nn.Conv1d, nn.Conv2d, nn.Conv3d),
              _conv_transpose: (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d),
-             _linear: (nn.Linear,), _avg_pool: (nn.AvgPool1d, nn.AvgPool2d, nn.AvgPool3d)}
+             _linear: (nn.Linear,), _avg_pool: (nn.AvgPool1d, nn.AvgPool2d, nn.AvgPool3d),
+             _upsample: (nn.Upsample,), _pixel_shuffle: (nn.PixelShuffle,),
+             _pixel_unshuffle: (nn.PixelUnshuffle,)}
     for fn, types in known.items():
         for t in types:
-            _SPECS.setdefault(t, (fn, "channels_last"))
+            _SPECS.setdefault(t, (fn, "torch"))
 
 
 _STATUS_WIDTH = 11
@@ -266,9 +295,11 @@ def check_model(model, example_input, *, cases=20, seed=1, dtype="float64", igno
     """Audits a PyTorch model: each leaf module against the layer its type
     and hyperparameters specify, at the input shape it sees on
     example_input (a batch), by pmach.check. Known types: Conv1d/2d/3d
-    (zero padding, stride, dilation, groups, padding "same"/"valid"),
-    ConvTranspose1d/2d/3d, Linear, AvgPool1d/2d/3d (count_include_pad);
-    pmach.register adds others. A leaf of another type, or with options no
+    (every padding_mode, stride, dilation, groups, padding "same"/"valid"),
+    ConvTranspose1d/2d/3d, Linear, AvgPool1d/2d/3d (count_include_pad,
+    ceil_mode), Upsample (nearest, linear, bilinear, trilinear; a size or an
+    integer scale factor), PixelShuffle, PixelUnshuffle; pmach.register adds
+    others. A leaf of another type, or with options no
     constructor covers, is "not checked"; a leaf the example input does not
     reach is "not called"; neither is a pass. ignore= is a tuple of types
     left out of the audit on purpose (e.g. nonlinearities). progress=True

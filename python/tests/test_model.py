@@ -92,11 +92,38 @@ def test_unknown_types_are_not_checked_and_never_pass():
 
 
 def test_options_without_a_constructor_are_not_checked():
-    model = nn.Sequential(nn.Conv2d(2, 2, 3, padding=1, padding_mode="circular"), nn.AvgPool2d(2, ceil_mode=True))
-    rows = by_module(pmach.check_model(model, torch.zeros(1, 2, 5, 5), cases=5))
-    assert rows["0"]["status"] == "not checked"
-    assert rows["0"]["detail"] == "no specification: padding_mode 'circular' has no constructor"
-    assert rows["1"]["status"] == "not checked"
+    model = nn.Sequential(nn.AvgPool2d(2, divisor_override=3), nn.Upsample(scale_factor=1.5),
+                          nn.Upsample(scale_factor=2, mode="bicubic"))
+    rows = by_module(pmach.check_model(model, torch.zeros(1, 2, 4, 4), cases=5))
+    assert [rows[m]["status"] for m in "012"] == ["not checked"] * 3
+    assert rows["0"]["detail"] == "no specification: divisor_override has no constructor"
+    assert rows["1"]["detail"] == "no specification: scale_factor 1.5 is not an integer"
+    assert rows["2"]["detail"] == "no specification: mode 'bicubic' has no constructor"
+
+
+class ShiftedUpsample(nn.Upsample):
+    """Planted fault: the output rolled by one pixel along the last axis."""
+
+    def forward(self, x):
+        return torch.roll(super().forward(x), 1, -1)
+
+
+class ReflectAsReplicate(nn.Conv2d):
+    """Planted fault: reflect padding done as replicate."""
+
+    def _conv_forward(self, x, weight, bias):
+        p = [v for k in reversed(self.padding) for v in (k, k)]
+        return F.conv2d(F.pad(x, p, mode="replicate"), weight, bias, self.stride, 0, self.dilation, self.groups)
+
+
+def test_faults_in_padding_modes_and_interpolation_are_found_in_their_module():
+    model = nn.Sequential(nn.Conv2d(2, 2, 3, padding=1, padding_mode="reflect"),
+                          ReflectAsReplicate(2, 2, 3, padding=1, padding_mode="reflect"),
+                          nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
+                          ShiftedUpsample(scale_factor=2, mode="bilinear", align_corners=True))
+    report = pmach.check_model(model, torch.zeros(1, 2, 4, 4), cases=5)
+    assert [(r["module"], r["status"]) for r in report.rows] == [
+        ("0", "passed"), ("1", "failed"), ("2", "passed"), ("3", "failed")], repr(report)
 
 
 def test_a_module_the_input_does_not_reach_is_not_called():
@@ -159,6 +186,14 @@ KNOWN = [
     (nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False), (1, 4, 4, 4)),
     (nn.AvgPool1d(3, stride=2, padding=1), (1, 2, 7)),
     (nn.AvgPool3d(2), (1, 1, 4, 4, 2)),
+    (nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), (1, 2, 4, 5)),
+    (nn.Conv1d(2, 2, 3, padding=2, padding_mode="replicate"), (1, 2, 5)),
+    (nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False), (1, 2, 6, 5)),
+    (nn.Upsample(size=8, mode="linear"), (1, 2, 4)),
+    (nn.Upsample(scale_factor=(2, 3), mode="nearest"), (1, 2, 3, 2)),
+    (nn.Upsample(scale_factor=2, mode="trilinear", align_corners=True), (1, 1, 2, 3, 2)),
+    (nn.PixelShuffle(2), (1, 8, 2, 3)),
+    (nn.PixelUnshuffle(2), (1, 2, 4, 6)),
 ]
 
 
