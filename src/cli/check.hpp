@@ -16,15 +16,16 @@
 #include "pm/validate/machine_probe.hpp"
 #include "pm/validate/machine_samples.hpp"
 #include "pm/validate/same_as.hpp"
+#include "progress.hpp"
 
 namespace pmach {
 
 inline const char *check_help =
     "usage: pmach check [--cases N] [--seed S] [--kernels] [--law PATTERN]\n"
-    "                   [--subject PATTERN] [--json] [--junit FILE]\n"
+    "                   [--subject PATTERN] [--json] [--junit FILE] [--progress]\n"
     "       pmach check MODEL.json [--same-as OTHER.json] [--against DIR] [--cases N]\n"
     "                   [--seed S] [--kernels] [--law PATTERN] [--subject PATTERN]\n"
-    "                   [--json] [--junit FILE]\n"
+    "                   [--json] [--junit FILE] [--progress]\n"
     "\n"
     "Without a file: runs every law on every layer and machine of the built-in\n"
     "catalogue and prints the conformance table (law, subject, status, cases run,\n"
@@ -73,6 +74,9 @@ inline const char *check_help =
     "  --subject P    likewise for the subject (e.g. 'conv1d (exact)')\n"
     "  --json         print the report as JSON (docs/report.schema.json)\n"
     "  --junit FILE   also write the report as JUnit XML to FILE, for CI systems\n"
+    "  --progress     name each step on stderr as it starts, one line per step\n"
+    "                 (on a terminal it is shown anyway, on one line rewritten in\n"
+    "                 place and erased before the report)\n"
     "\n"
     "A failing row prints its counterexample sparsely, in multi-index\n"
     "coordinates (w[1, 0, 2] = 1/6: only the non-zero or differing entries),\n"
@@ -257,22 +261,36 @@ inline int run_check(const Args &args) {
   pm::require(args.positional.size() <= 1, "check: expected at most one MODEL.json, found ",
               args.positional.size(), " arguments");
   pm::Report rep;
+  Progress progress(args.flag("progress"));
+  auto step = [&](const std::string &what) { progress.show("pmach check: " + what); };
   if (args.positional.empty()) {
     pm::require(!args.has("against"), "check: --against needs a MODEL.json");
     pm::require(!args.has("same-as"), "check: --same-as needs a MODEL.json");
-    for (const auto &entry : pm::catalogue()) rep.append(entry.run(opt));
-    if (args.flag("kernels")) rep.append(pm::check_kernels(opt));
+    const auto &entries = pm::catalogue();
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      step(std::to_string(k + 1) + "/" + std::to_string(entries.size()) + " " + entries[k].name);
+      rep.append(entries[k].run(opt));
+    }
+    if (args.flag("kernels")) {
+      step("the kernels (--kernels)");
+      rep.append(pm::check_kernels(opt));
+    }
   } else {
     const std::string file = args.positional[0];
     const pm::io::Json json = pm::io::read_json(file);
     const auto model = pm::io::parse_model(json, file);
+    step("the laws on " + pm::io::printable(file));
     if (const auto *layer = std::get_if<pm::io::LayerDescription>(&model)) {
       const std::string name = layer->name.empty() ? layer->file : layer->name;
       rep = check_layer_file(*layer, opt);
       rep.append(pm::lint_layer(*layer, json, name));
-      if (args.flag("kernels")) rep.append(pm::check_kernels(*layer, name, opt));
+      if (args.flag("kernels")) {
+        step("the kernels (--kernels)");
+        rep.append(pm::check_kernels(*layer, name, opt));
+      }
       if (args.has("against")) {
         const std::string dir = args.get("against");
+        step("the samples of --against " + pm::io::printable(dir));
         pm::require(!layer->bias, file, ": --against compares layers without a bias; check the ",
                     "layer without its 'bias' field");
         rep.append(pm::is_probe_dir(dir) ? pm::compare_probes(*layer, dir, name)
@@ -283,16 +301,23 @@ inline int run_check(const Args &args) {
       const std::string name = machine.name.empty() ? machine.file : machine.name;
       rep = check_machine_file(machine, opt);
       rep.append(pm::lint_machine(machine, json, name));
-      if (args.flag("kernels")) rep.append(pm::check_kernels(machine, name, opt));
+      if (args.flag("kernels")) {
+        step("the kernels (--kernels)");
+        rep.append(pm::check_kernels(machine, name, opt));
+      }
       if (args.has("against")) {
         const std::string dir = args.get("against");
+        step("the samples of --against " + pm::io::printable(dir));
         rep.append(pm::is_probe_dir(dir) ? pm::compare_machine_probes(machine, dir, name)
                                          : pm::compare_machine_samples(machine, dir, name));
       }
     }
-    if (args.has("same-as"))
+    if (args.has("same-as")) {
+      step("the span difference with --same-as " + pm::io::printable(args.get("same-as")));
       rep.append(pm::same_as(model, pm::io::read_model(args.get("same-as"))));
+    }
   }
+  progress.clear();
   filter_rows(rep, args);
   add_repro_lines(rep, args, opt);
   if (args.has("junit"))

@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
       {"check",
        pmach::command::check_help(),
        {"cases", "seed", "against", "same-as", "law", "subject", "junit"},
-       {"json", "kernels", "help"},
+       {"json", "kernels", "progress", "help"},
        pmach::command::check},
       {"eval",
        pmach::command::eval_help(),

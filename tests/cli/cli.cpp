@@ -55,6 +55,31 @@ TEST_CASE("pmach check: the conformance table of the catalogue") {
   CHECK(report["seconds"].get<double>() >= report["results"][1]["seconds"].get<double>());
 }
 
+TEST_CASE("pmach check --progress: each step named on stderr, the report alone on stdout") {
+  // Not a terminal: nothing on stderr without the flag.
+  const Run quiet = pmach("check --cases 2 --law PSPAN-ADJOINT");
+  CHECK(quiet.code == 0);
+  CHECK(quiet.err.empty());
+  const Run r = pmach("check --cases 2 --law PSPAN-ADJOINT --progress");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("law ", 0) == 0);
+  CHECK(r.out.find("pmach check:") == std::string::npos);
+  // One line per catalogue entry, numbered k/N from 1 to N.
+  const std::size_t lines = count(r.err, "\n");
+  REQUIRE(lines > 10);
+  CHECK(count(r.err, "pmach check: ") == lines);
+  CHECK(r.err.rfind("pmach check: 1/" + std::to_string(lines) + " ", 0) == 0);
+  CHECK(r.err.find("pmach check: " + std::to_string(lines) + "/" + std::to_string(lines) + " ") !=
+        std::string::npos);
+
+  const Run k = pmach("check " + data + "/dense.json --cases 2 --kernels --progress");
+  INFO(k.err);
+  CHECK(k.code == 0);
+  CHECK(k.err == "pmach check: the laws on " + data + "/dense.json\n" +
+                     "pmach check: the kernels (--kernels)\n");
+}
+
 TEST_CASE("pmach check: a layer file with a planted error is rejected with its counterexample") {
   const Run r = pmach("check " + data + "/planted_grading_error.json --cases 10");
   CHECK(r.code == 1);
