@@ -18,7 +18,7 @@ followed by the bias (out_channels,) — ``torch.cat([w.flatten(), b])``.
 bias input is an extra last source point that must be 1.)
 
 Layers without parameters (avg_pool, interpolate, pixel_shuffle,
-pixel_unshuffle, roll) have a one-point parameter space: they are called as
+pixel_unshuffle, unfold, fold, roll) have a one-point parameter space: they are called as
 ``layer.forward(x)``, with no weights.
 
 Per-axis arguments take an int (the same on every axis) or one value per
@@ -29,7 +29,7 @@ from . import _pmach
 from ._machines import _int
 
 __all__ = ["dense", "conv", "conv_transpose", "time_conv", "graph", "avg_pool", "interpolate",
-           "pixel_shuffle", "pixel_unshuffle", "roll"]
+           "pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "roll"]
 
 
 
@@ -190,6 +190,34 @@ def pixel_unshuffle(spatial, channels, factor, *, layout="pm"):
         if n % factor:
             raise _pmach.Error(f"pixel_unshuffle: spatial[{j}] is {n}, expected a multiple of {factor}")
     return _pmach._pixel_shuffle([n // factor for n in spatial], channels, factor, True, layout)
+
+
+def _unfold(who, spatial, channels, kernel_size, dilation, padding, stride, fold, layout):
+    spatial = _spatial(spatial)
+    r = len(spatial)
+    return _pmach._unfold(spatial, _size(channels, "channels", who),
+                          _per_axis(kernel_size, r, "kernel_size", 1), _per_axis(padding, r, "padding", 0),
+                          _per_axis(stride, r, "stride", 1), _per_axis(dilation, r, "dilation", 1), fold,
+                          layout)
+
+
+def unfold(spatial, channels, kernel_size, *, dilation=1, padding=0, stride=1, layout="pm"):
+    """F.unfold (im2col) of images with extents ``spatial`` and ``channels``
+    channels: from (*spatial, channels) to (blocks, channels * K), K the
+    kernel's size; torch layout: from (channels, *spatial) to
+    (channels * K, blocks), F.unfold's output for one sample. Column
+    c * K + kappa of block l is the input at l's position * stride + kappa *
+    dilation - padding (kernel offsets row-major), nothing in the padding. No
+    parameters."""
+    return _unfold("unfold", spatial, channels, kernel_size, dilation, padding, stride, False, layout)
+
+
+def fold(output_size, channels, kernel_size, *, dilation=1, padding=0, stride=1, layout="pm"):
+    """F.fold (col2im), the transpose of unfold: from the columns (blocks,
+    channels * K) (torch layout: (channels * K, blocks)) to images with
+    extents ``output_size`` and ``channels`` channels, each pixel the sum of
+    the columns that read it. No parameters."""
+    return _unfold("fold", output_size, channels, kernel_size, dilation, padding, stride, True, layout)
 
 
 def roll(shape, shifts, dims=None):

@@ -198,6 +198,20 @@ inline LayerModel pixel_shuffle_layer(const pm::PixelShuffleSpec &c, bool invers
   return fixed_layer(inverse ? "pixel_unshuffle" : "pixel_shuffle", rows, source, target, layout);
 }
 
+// unfold (or fold, its transpose): the image (position…, C) or torch's
+// (C, position…); the columns (block, C·K) or torch's (C·K, block).
+inline LayerModel unfold_layer(const pm::UnfoldSpec &u, bool fold, const std::string &layout) {
+  const Shape image = u.image_shape(), columns = u.columns_shape();
+  const bool torch = torch_layout(layout);
+  const std::vector<Index> image_order = pm::io::channel_first(image.rank() - 1),
+                           columns_order{1, 0};
+  return rule_model(
+      fold ? "fold" : "unfold", std::make_shared<const pm::UnfoldRows>(u, fold),
+      fold ? columns : image, fold ? image : columns, Shape(), false,
+      Layout{torch, fold ? columns_order : image_order, fold ? image_order : columns_order, {}, 0},
+      false);
+}
+
 // roll acts on the tensor's own shape: no layout; `flat` rolls the
 // flattened tensor by shifts[0] (torch.roll without dims).
 inline LayerModel roll_layer(const Shape &shape, const std::vector<std::int64_t> &shifts,

@@ -119,6 +119,12 @@ void bind_constructors(py::module_ &m) {
                              const std::string &layout) {
     return pixel_shuffle_layer(pm::PixelShuffleSpec{spatial, channels, factor}, inverse, layout);
   });
+  m.def("_unfold", [](std::vector<Index> spatial, Index channels, std::vector<Index> kernel,
+                      std::vector<Index> padding, std::vector<Index> stride,
+                      std::vector<Index> dilation, bool fold, const std::string &layout) {
+    return unfold_layer(pm::UnfoldSpec{spatial, channels, kernel, padding, stride, dilation}, fold,
+                        layout);
+  });
   m.def("_roll", [](std::vector<Index> shape, std::vector<std::int64_t> shifts, bool flat) {
     return roll_layer(Shape(shape), shifts, flat);
   });

@@ -118,6 +118,29 @@ def test_pixel_shuffle_and_unshuffle():
     assert np.array_equal(spec_forward(unshuffle, y), F.pixel_unshuffle(torch.tensor(y), 3).numpy())
 
 
+@pytest.mark.parametrize("kernel, dilation, padding, stride",
+                         [((2, 3), 1, 0, 1), ((3, 2), (2, 1), (1, 2), (2, 3)), (1, 1, 1, 2)])
+def test_unfold_and_fold(kernel, dilation, padding, stride):
+    """F.unfold and F.fold (its transpose, summing the overlaps), one sample
+    per batch row, in PyTorch's layout."""
+    args = dict(dilation=dilation, padding=padding, stride=stride)
+    unfold = pmach.layers.unfold((7, 6), 3, kernel, layout="torch", **args)
+    x = ints((2, 3, 7, 6))
+    expected = F.unfold(torch.tensor(x), kernel, **args).numpy()
+    assert np.array_equal(spec_forward(unfold, x), expected)
+    fold = pmach.layers.fold((7, 6), 3, kernel, layout="torch", **args)
+    cols = ints(expected.shape)
+    assert np.array_equal(spec_forward(fold, cols), F.fold(torch.tensor(cols), (7, 6), kernel, **args).numpy())
+
+
+def test_unfold_in_pm_layout_is_the_torch_one_transposed():
+    torch_layout = pmach.layers.unfold((4, 5), 2, 2, stride=2, padding=1, layout="torch")
+    pm_layout = pmach.layers.unfold((4, 5), 2, 2, stride=2, padding=1)
+    x = ints((1, 2, 4, 5))
+    got = spec_forward(pm_layout, np.ascontiguousarray(x.transpose(0, 2, 3, 1)))
+    assert np.array_equal(got.transpose(0, 2, 1), spec_forward(torch_layout, x))
+
+
 def test_roll():
     x = ints((2, 3, 4, 5))  # one sample of shape (3, 4, 5) per batch row
     layer = pmach.layers.roll((3, 4, 5), (1, -2), (0, 2))

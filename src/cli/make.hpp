@@ -22,7 +22,7 @@ inline const char *make_help =
     "or to standard output. Layers are written with an explicit edge list (at most\n"
     "2^22 edges). --bias adds one bias per output channel (\"bias\": {\"axes\"}); the\n"
     "parameters are then flat, the weights followed by the bias. Layers without\n"
-    "parameters (pool, interpolate, pixel-shuffle, roll) are called as f(x).\n"
+    "parameters (pool, interpolate, pixel-shuffle, unfold, roll) are called as f(x).\n"
     "\n"
     "  dense           --in N --out M [--bias] [--layout pm|torch]\n"
     "                  torch: Linear's weight (out, in); pm with --bias: source\n"
@@ -49,6 +49,11 @@ inline const char *make_help =
     "  pixel-shuffle   --channels C --size n... --factor r [--inverse]\n"
     "                  [--layout pm|torch]   from (n..., C*r^k) to (n*r..., C);\n"
     "                  --inverse is pixel_unshuffle from (n*r..., C)\n"
+    "  unfold          --channels C --size n... --kernel k... [--stride s...]\n"
+    "                  [--padding p...] [--dilation d...] [--fold] [--layout pm|torch]\n"
+    "                  F.unfold from the image (n..., C) to the columns (block,\n"
+    "                  C*K), K = k1*k2*...; torch (C, n...) to (C*K, block); --fold\n"
+    "                  is F.fold, its transpose, from the columns to the image\n"
     "  roll            --shape n... --shifts s...   torch.roll on every axis\n"
     "  time-conv       --length T --in C --out O --lag L [--bias] [--layout pm|torch]\n"
     "  graph           --nodes N --edges u v [u v ...] --in C --out O\n"
@@ -132,14 +137,16 @@ struct MakeArgs {
 inline MakeArgs parse_make(int argc, char **argv, int first,
                            const std::map<std::string, std::set<std::string>> &accepted) {
   MakeArgs a;
-  pm::require(first < argc && std::string(argv[first]).rfind("--", 0) != 0,
-              "make: expected what to make (dense, conv, pool, interpolate, pixel-shuffle, roll, "
-              "time-conv, graph, dense-machine, conv-machine or recur-machine)");
+  pm::require(
+      first < argc && std::string(argv[first]).rfind("--", 0) != 0,
+      "make: expected what to make (dense, conv, pool, interpolate, pixel-shuffle, unfold, roll, "
+      "time-conv, graph, dense-machine, conv-machine or recur-machine)");
   a.what = argv[first];
   const auto known = accepted.find(a.what);
-  pm::require(known != accepted.end(), "make: unknown constructor '", a.what,
-              "', expected dense, conv, pool, interpolate, pixel-shuffle, roll, time-conv, graph, "
-              "dense-machine, conv-machine or recur-machine");
+  pm::require(
+      known != accepted.end(), "make: unknown constructor '", a.what,
+      "', expected dense, conv, pool, interpolate, pixel-shuffle, unfold, roll, time-conv, graph, "
+      "dense-machine, conv-machine or recur-machine");
   std::string current;
   for (int i = first + 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -303,6 +310,19 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
   const std::vector<Index> kernel = a.sizes("kernel", true, r);
   const std::vector<Index> lo = per_axis("padding", 0);
   const std::vector<Index> hi = a.has("padding-hi") ? per_axis("padding-hi", 0) : lo;
+  if (a.what == "unfold") {
+    pm::require(!a.has("padding-hi"), "make unfold: --padding-hi: F.unfold pads both sides alike");
+    const pm::UnfoldSpec u{size, a.size("channels"),    kernel,
+                           lo,   per_axis("stride", 1), per_axis("dilation", 1)};
+    const bool fold = a.has("fold");
+    auto rows = std::make_shared<const pm::UnfoldRows>(u, fold);
+    const auto image = pm::io::channel_first(r), columns = pm::io::channel_first(1);
+    if (fold)
+      return rule_json(a, "fold", {rows, u.columns_shape(), u.image_shape(), pm::Shape(), false},
+                       torch, columns, image, {}, 0);
+    return rule_json(a, "unfold", {rows, u.image_shape(), u.columns_shape(), pm::Shape(), false},
+                     torch, image, columns, {}, 0);
+  }
   if (a.what == "pool") {
     const pm::PoolSpec p{size,
                          a.size("channels"),
@@ -380,6 +400,7 @@ inline int run_make(int argc, char **argv) {
         "layout"}},
       {"interpolate", {"channels", "size", "to", "mode", "align-corners", "layout"}},
       {"pixel-shuffle", {"channels", "size", "factor", "inverse", "layout"}},
+      {"unfold", {"channels", "size", "kernel", "stride", "padding", "dilation", "fold", "layout"}},
       {"roll", {"shape", "shifts"}},
       {"time-conv", {"length", "in", "out", "lag", "bias", "layout"}},
       {"graph", {"nodes", "edges", "in", "out", "norm", "self-loops", "bias", "layout"}},
@@ -387,8 +408,8 @@ inline int run_make(int argc, char **argv) {
       {"conv-machine", {"dims", "sigma", "size", "padding"}},
       {"recur-machine", {"dims", "sigma", "length", "lag", "timeblock"}}};
   const MakeArgs a = parse_make(argc, argv, 2, accepted);
-  for (const char *flag :
-       {"bias", "transpose", "self-loops", "exclude-pad", "ceil", "align-corners", "inverse"})
+  for (const char *flag : {"bias", "transpose", "self-loops", "exclude-pad", "ceil",
+                           "align-corners", "inverse", "fold"})
     pm::require(!a.has(flag) || a.options.at(flag).empty(), "option --", flag, " takes no value");
   const bool machine = a.what.find("machine") != std::string::npos;
   const pm::io::Json j = machine ? make_machine_json(a) : make_layer_json(a);

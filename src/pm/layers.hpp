@@ -15,3 +15,4 @@
 #include "pm/layers/seed_machines.hpp"
 #include "pm/layers/shuffle.hpp"
 #include "pm/layers/time_conv.hpp"
+#include "pm/layers/unfold.hpp"

@@ -51,6 +51,17 @@ TEST_CASE("pmach make: the new parameterless layers have their textbook values")
   CHECK(s.source.extents() == std::vector<pm::Index>{4, 1, 1});
   CHECK(s.target.extents() == std::vector<pm::Index>{1, 2, 2});
   CHECK(apply(s, {5, 6, 7, 8}) == std::vector<Q>{Q(5), Q(6), Q(7), Q(8)});
+  // F.unfold, 2 channels of 3 pixels, kernel 2, torch layout: columns
+  // (c·2 + k, block l) read x[c, l + k]: rows (0 1 | 1 2 | 3 4 | 4 5) of
+  // x = (0 1 2 | 3 4 5), listed column-major as (C·K, L) = (4, 2).
+  const auto u = made("make unfold --channels 2 --size 3 --kernel 2 --layout torch");
+  CHECK(u.source.extents() == std::vector<pm::Index>{2, 3});
+  CHECK(u.target.extents() == std::vector<pm::Index>{4, 2});
+  CHECK(apply(u, {0, 1, 2, 3, 4, 5}) ==
+        std::vector<Q>{Q(0), Q(1), Q(1), Q(2), Q(3), Q(4), Q(4), Q(5)});
+  // F.fold sums them back: the middle pixel of each channel is read twice.
+  CHECK(apply(made("make unfold --channels 2 --size 3 --kernel 2 --layout torch --fold"),
+              {0, 1, 1, 2, 3, 4, 4, 5}) == std::vector<Q>{Q(0), Q(2), Q(2), Q(3), Q(8), Q(5)});
 }
 
 TEST_CASE("pmach make conv: bias, padding modes, transposed channels and the size bound") {

@@ -331,3 +331,26 @@ TEST_CASE("pixel_shuffle, pixel_unshuffle and roll are the permutations of their
   CHECK(apply_rows(RollRows(Shape({2, 3}), {1, 1}), ramp(6)) ==
         Function<Q>{Q(5), Q(3), Q(4), Q(2), Q(0), Q(1)});
 }
+
+TEST_CASE("unfold selects the blocks' pixels, fold sums them back: im2col and col2im") {
+  // 1-D, 3 pixels, kernel 2, padding 1: 4 blocks; block l reads x[l + k − 1],
+  // nothing in the padding: (·, x0 | x0, x1 | x1, x2 | x2, ·).
+  const UnfoldSpec u{{3}, 1, {2}, {1}, {}, {}};
+  CHECK(u.columns_shape().extents() == std::vector<Index>{4, 2});
+  const UnfoldRows unfold(u, false), fold(u, true);
+  CHECK(apply_rows(unfold, Function<Q>{Q(5), Q(6), Q(7)}) ==
+        Function<Q>{Q(0), Q(5), Q(5), Q(6), Q(6), Q(7), Q(7), Q(0)});
+  // Fold adds the columns that read a pixel: x0 = c1 + c2, x1 = c3 + c4, x2 = c5 + c6.
+  CHECK(apply_rows(fold, ramp(8)) == Function<Q>{Q(1 + 2), Q(3 + 4), Q(5 + 6)});
+  check_bounds(unfold);
+  check_bounds(fold);
+  // 2 channels, 2×3 image, kernel 1×2, stride (1, 2), dilation (1, 1):
+  // blocks (2, 1); column c·2 + k of block (i, 0) reads (i, k, c). The image
+  // (i, j, c) is ramp: 6i + 2j + c.
+  const UnfoldSpec v{{2, 3}, 2, {1, 2}, {}, {1, 2}, {}};
+  const Function<Q> cols = apply_rows(UnfoldRows(v, false), ramp(12));
+  CHECK(cols == Function<Q>{Q(0), Q(2), Q(1), Q(3), Q(6), Q(8), Q(7), Q(9)});
+  // The pixels of column 2 (j = 2) are read by no block: fold leaves them 0.
+  CHECK(apply_rows(UnfoldRows(v, true), cols) ==
+        Function<Q>{Q(0), Q(1), Q(2), Q(3), Q(0), Q(0), Q(6), Q(7), Q(8), Q(9), Q(0), Q(0)});
+}
