@@ -124,6 +124,27 @@ def _pixel_unshuffle(module, shape):
     return layers.pixel_unshuffle(tuple(shape[1:]), shape[0], module.downscale_factor, layout="torch")
 
 
+def _unfold_args(module):
+    return dict(dilation=module.dilation, padding=module.padding, stride=module.stride, layout="torch")
+
+
+def _unfold(module, shape):
+    """nn.Unfold on (C, *spatial)."""
+    return layers.unfold(tuple(shape[1:]), shape[0], module.kernel_size, **_unfold_args(module))
+
+
+def _fold(module, shape):
+    """nn.Fold on (C * K, blocks), C from K, the kernel's size."""
+    size = module.output_size if isinstance(module.output_size, tuple) else (module.output_size,) * 2
+    k = module.kernel_size if isinstance(module.kernel_size, tuple) else (module.kernel_size,) * len(size)
+    count = 1
+    for n in k:
+        count *= n
+    if shape[0] % count:
+        raise Unspecified(f"input of {shape[0]} rows is no multiple of the kernel's {count} taps")
+    return layers.fold(size, shape[0] // count, k, **_unfold_args(module))
+
+
 def _register_builtins():
     """The PyTorch types pmach knows, unless the user registered them first
     (torch is imported by the first check_model, not by import pmach)."""
@@ -132,7 +153,7 @@ def _register_builtins():
              _conv_transpose: (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d),
              _linear: (nn.Linear,), _avg_pool: (nn.AvgPool1d, nn.AvgPool2d, nn.AvgPool3d),
              _upsample: (nn.Upsample,), _pixel_shuffle: (nn.PixelShuffle,),
-             _pixel_unshuffle: (nn.PixelUnshuffle,)}
+             _pixel_unshuffle: (nn.PixelUnshuffle,), _unfold: (nn.Unfold,), _fold: (nn.Fold,)}
     for fn, types in known.items():
         for t in types:
             _SPECS.setdefault(t, (fn, "torch"))
@@ -298,8 +319,8 @@ def check_model(model, example_input, *, cases=20, seed=1, dtype="float64", igno
     (every padding_mode, stride, dilation, groups, padding "same"/"valid"),
     ConvTranspose1d/2d/3d, Linear, AvgPool1d/2d/3d (count_include_pad,
     ceil_mode), Upsample (nearest, linear, bilinear, trilinear; a size or an
-    integer scale factor), PixelShuffle, PixelUnshuffle; pmach.register adds
-    others. A leaf of another type, or with options no
+    integer scale factor), PixelShuffle, PixelUnshuffle, Unfold, Fold;
+    pmach.register adds others. A leaf of another type, or with options no
     constructor covers, is "not checked"; a leaf the example input does not
     reach is "not called"; neither is a pass. ignore= is a tuple of types
     left out of the audit on purpose (e.g. nonlinearities). progress=True

@@ -194,6 +194,8 @@ KNOWN = [
     (nn.Upsample(scale_factor=2, mode="trilinear", align_corners=True), (1, 1, 2, 3, 2)),
     (nn.PixelShuffle(2), (1, 8, 2, 3)),
     (nn.PixelUnshuffle(2), (1, 2, 4, 6)),
+    (nn.Unfold((2, 3), dilation=(1, 2), padding=1, stride=2), (1, 2, 5, 6)),
+    (nn.Fold((5, 6), (2, 3), dilation=(1, 2), padding=1, stride=2), (1, 12, 6)),
 ]
 
 
