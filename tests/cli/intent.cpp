@@ -214,6 +214,23 @@ TEST_CASE("pmach check: lints are warning rows with counts, and fail nothing") {
   CHECK(r.out.find(", 1 warning") != std::string::npos);
   const Run m = pmach("check " + faults + "/machine_level_typo.json --cases 2");
   CHECK(m.out.find("LINT cleaned parameters") != std::string::npos);
+  CHECK(m.out.find("does not raise the grade (a level typo?)") != std::string::npos);
+  // A seed machine cleans its full weight tensors by construction: counted,
+  // not a warning, and no level typo suggested.
+  const Run seed = pmach("check " + data + "/dense_machine.json --cases 2 --law 'LINT*' --json");
+  INFO(seed.out);
+  CHECK(seed.code == 0);
+  CHECK(seed.out.find("level typo") == std::string::npos);
+  const auto rows = nlohmann::json::parse(seed.out)["results"];
+  bool found = false;
+  for (const auto &row : rows)
+    if (row["law"] == "LINT cleaned parameters") {
+      found = true;
+      CHECK(row["status"] == "passed");
+      CHECK(row["detail"].get<std::string>().find("as the seed machine's construction") !=
+            std::string::npos);
+    }
+  CHECK(found);
 }
 
 TEST_CASE("pmach check --against: one row per expected output, never silence") {
