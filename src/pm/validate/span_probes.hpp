@@ -127,7 +127,8 @@ SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational 
   // Exact sums: any split over threads gives the same values. Each thread
   // scatters the adjoints into its own copy, so above 2^24 values (a Linear
   // 4096 -> 4096) one thread does it all rather than multiply the memory.
-  const bool copies_small = !adjoints || (nx + np) * k <= (Index{1} << 24);
+  // (Read by the pragma alone: unused in a build without OpenMP.)
+  [[maybe_unused]] const bool copies_small = !adjoints || (nx + np) * k <= (Index{1} << 24);
 #pragma omp parallel if (ny * k > 4096 && copies_small)
   {
     std::vector<RowEdge> row;
