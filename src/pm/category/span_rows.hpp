@@ -29,6 +29,15 @@ struct RowEdge {
   Rational weight = 1;
 };
 
+// An edge whose weight is a machine integer: what CONF-EQUAL's exact probes
+// read from a rule whose weights are small integers (dense, conv, unfold, …),
+// with no Rational built per edge (at ResNet-50 sizes a check reads 10⁸ edges).
+struct IntegerEdge {
+  Index source = 0;
+  Index parameter = 0;
+  long long weight = 1;
+};
+
 class SpanRows {
 public:
   virtual ~SpanRows() = default;
@@ -51,6 +60,25 @@ public:
   // Every weight is an integer (dense, conv, unfold, …): the probes can then
   // be evaluated in int64 within the bound of docs/tolerances.md.
   virtual bool integral() const = 0;
+  // The rows again with int64 weights (the same edges in the same order),
+  // when integer_rows() says the rule gives them.
+  virtual bool integer_rows() const { return false; }
+  virtual void integer_row(Index, std::vector<IntegerEdge> &) const {
+    require(false, "integer_row: this rule's weights are not given as machine integers");
+  }
+};
+
+// A rule whose weights are all small integers writes its edges once, as
+// Rule::edges(y, out) over either edge type, and serves both row interfaces.
+template <class Rule> class IntegerRule : public SpanRows {
+public:
+  void row(Index y, std::vector<RowEdge> &out) const final { rule().edges(y, out); }
+  void integer_row(Index y, std::vector<IntegerEdge> &out) const final { rule().edges(y, out); }
+  bool integer_rows() const final { return true; }
+  bool integral() const final { return true; }
+
+private:
+  const Rule &rule() const { return static_cast<const Rule &>(*this); }
 };
 
 // The rows of an edge list: grouped by target once, O(edges) memory, which

@@ -106,18 +106,27 @@ public:
   void row(Index y, std::vector<RowEdge> &out) const override {
     const std::size_t first = out.size();
     base_->row(target_.from(y), out);
-    for (std::size_t e = first; e < out.size(); ++e) {
-      out[e].source = source_.to(out[e].source);
-      out[e].parameter = parameters_.to(out[e].parameter);
-    }
+    relabel(out, first);
+  }
+  void integer_row(Index y, std::vector<IntegerEdge> &out) const override {
+    const std::size_t first = out.size();
+    base_->integer_row(target_.from(y), out);
+    relabel(out, first);
   }
   Index max_row() const override { return base_->max_row(); }
   Index max_column() const override { return base_->max_column(); }
   Index max_parameter_use() const override { return base_->max_parameter_use(); }
   bool exact() const override { return base_->exact(); }
   bool integral() const override { return base_->integral(); }
+  bool integer_rows() const override { return base_->integer_rows(); }
 
 private:
+  template <class Edge> void relabel(std::vector<Edge> &out, std::size_t first) const {
+    for (std::size_t e = first; e < out.size(); ++e) {
+      out[e].source = source_.to(out[e].source);
+      out[e].parameter = parameters_.to(out[e].parameter);
+    }
+  }
   // A permutation of the axes of a shape, both ways between flat indices.
   struct Axes {
     Shape from_shape, to_shape;

@@ -7,7 +7,7 @@
 
 namespace pm {
 
-class ConvRows final : public SpanRows {
+class ConvRows final : public IntegerRule<ConvRows> {
 public:
   explicit ConvRows(ConvSpec c)
       : c_(std::move(c)), in_((c_.validate(), c_.input_shape())), out_(c_.output_shape()),
@@ -16,10 +16,8 @@ public:
   Index source() const override { return in_.size(); }
   Index target() const override { return out_.size(); }
   Index parameters() const override { return c_.parameter_shape().size(); }
-  void row(Index y, std::vector<RowEdge> &out) const override {
-    conv_row(c_, in_, ker_, out_.multi(y), [&](Index x, Index p) {
-      out.push_back({x, p, Rational(1)});
-    });
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
+    conv_row(c_, in_, ker_, out_.multi(y), [&](Index x, Index p) { out.push_back({x, p, 1}); });
   }
   Index max_row() const override { return ker_.size() * (c_.in_channels / c_.groups); }
   // Zero padding: an input point meets each kernel offset at most once per
@@ -31,7 +29,6 @@ public:
                                                  : per_output * (out_.size() / c_.out_channels);
   }
   Index max_parameter_use() const override { return out_.size() / c_.out_channels; }
-  bool integral() const override { return true; }
 
 private:
   ConvSpec c_;
@@ -41,7 +38,7 @@ private:
 // The transposed convolution (zero padding): the row of an input point x of
 // c is the column of x in conv(c), found by solving o·s + k·d − lo = x for
 // the output position o at each kernel offset k.
-class ConvTransposeRows final : public SpanRows {
+class ConvTransposeRows final : public IntegerRule<ConvTransposeRows> {
 public:
   explicit ConvTransposeRows(ConvSpec c)
       : c_(std::move(c)), in_((c_.validate(), c_.input_shape())), out_(c_.output_shape()),
@@ -53,7 +50,7 @@ public:
   Index source() const override { return out_.size(); }
   Index target() const override { return in_.size(); }
   Index parameters() const override { return c_.parameter_shape().size(); }
-  void row(Index y, std::vector<RowEdge> &out) const override {
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
     const std::vector<Index> x = in_.multi(y);
     const Index cin_g = c_.in_channels / c_.groups, cout_g = c_.out_channels / c_.groups;
     const Index g = x.back() / cin_g, ci = x.back() % cin_g;
@@ -73,14 +70,13 @@ public:
       if (!hit) continue;
       for (Index co = g * cout_g; co < (g + 1) * cout_g; ++co) {
         o.back() = co;
-        out.push_back({out_.flat(o), (kf * cin_g + ci) * c_.out_channels + co, Rational(1)});
+        out.push_back({out_.flat(o), (kf * cin_g + ci) * c_.out_channels + co, 1});
       }
     }
   }
   Index max_row() const override { return ker_.size() * (c_.out_channels / c_.groups); }
   Index max_column() const override { return ker_.size() * (c_.in_channels / c_.groups); }
   Index max_parameter_use() const override { return out_.size() / c_.out_channels; }
-  bool integral() const override { return true; }
 
 private:
   ConvSpec c_;

@@ -20,19 +20,18 @@ struct DenseSpec {
 
 // The rows of the dense layer: y's row is (x, x·|Y| + y, 1) for every x, then
 // the bias edge (BiasRows) when there is one.
-class DenseRows final : public SpanRows {
+class DenseRows final : public IntegerRule<DenseRows> {
 public:
   explicit DenseRows(Index in, Index out) : in_(in), out_(out) {}
   Index source() const override { return in_; }
   Index target() const override { return out_; }
   Index parameters() const override { return in_ * out_; }
-  void row(Index y, std::vector<RowEdge> &out) const override {
-    for (Index x = 0; x < in_; ++x) out.push_back({x, x * out_ + y, Rational(1)});
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
+    for (Index x = 0; x < in_; ++x) out.push_back({x, x * out_ + y, 1});
   }
   Index max_row() const override { return in_; }
   Index max_column() const override { return out_; }
   Index max_parameter_use() const override { return 1; }
-  bool integral() const override { return true; }
 
 private:
   Index in_, out_;

@@ -24,7 +24,11 @@ public:
   Index parameters() const override { return base_->parameters() + channels(); }
   void row(Index y, std::vector<RowEdge> &out) const override {
     base_->row(y, out);
-    out.push_back({base_->source(), base_->parameters() + target_.multi(y)[axis_], Rational(1)});
+    out.push_back({base_->source(), bias_parameter(y), 1});
+  }
+  void integer_row(Index y, std::vector<IntegerEdge> &out) const override {
+    base_->integer_row(y, out);
+    out.push_back({base_->source(), bias_parameter(y), 1});
   }
   Index max_row() const override { return base_->max_row() + 1; }
   Index max_column() const override { return std::max(base_->max_column(), base_->target()); }
@@ -33,9 +37,11 @@ public:
   }
   bool exact() const override { return base_->exact(); }
   bool integral() const override { return base_->integral(); }
+  bool integer_rows() const override { return base_->integer_rows(); }
 
 private:
   Index channels() const { return target_.extents()[axis_]; }
+  Index bias_parameter(Index y) const { return base_->parameters() + target_.multi(y)[axis_]; }
   std::shared_ptr<const SpanRows> base_;
   Shape target_;
   Index axis_;

@@ -34,7 +34,7 @@ struct PixelShuffleSpec {
   }
 };
 
-class PixelShuffleRows final : public SpanRows {
+class PixelShuffleRows final : public IntegerRule<PixelShuffleRows> {
 public:
   // inverse: pixel_unshuffle, from the shuffled shape to the stacked one.
   PixelShuffleRows(PixelShuffleSpec c, bool inverse) : c_(std::move(c)), inverse_(inverse) {
@@ -46,13 +46,12 @@ public:
   Index source() const override { return (inverse_ ? shuffled_ : stacked_).size(); }
   Index target() const override { return (inverse_ ? stacked_ : shuffled_).size(); }
   Index parameters() const override { return 1; }
-  void row(Index y, std::vector<RowEdge> &out) const override {
-    out.push_back({inverse_ ? shuffled_of(y) : stacked_of(y), 0, Rational(1)});
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
+    out.push_back({inverse_ ? shuffled_of(y) : stacked_of(y), 0, 1});
   }
   Index max_row() const override { return 1; }
   Index max_column() const override { return 1; }
   Index max_parameter_use() const override { return target(); }
-  bool integral() const override { return true; }
 
 private:
   // The stacked point a shuffled point reads, and its inverse.
@@ -81,7 +80,7 @@ private:
   Shape stacked_, shuffled_;
 };
 
-class RollRows final : public SpanRows {
+class RollRows final : public IntegerRule<RollRows> {
 public:
   RollRows(Shape shape, std::vector<std::int64_t> shifts)
       : shape_(std::move(shape)), shifts_(std::move(shifts)) {
@@ -91,18 +90,17 @@ public:
   Index source() const override { return shape_.size(); }
   Index target() const override { return shape_.size(); }
   Index parameters() const override { return 1; }
-  void row(Index y, std::vector<RowEdge> &out) const override {
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
     std::vector<Index> i = shape_.multi(y);
     for (Index j = 0; j < i.size(); ++j) {
       const auto n = std::int64_t(shape_.extents()[j]);
       i[j] = Index((((std::int64_t(i[j]) - shifts_[j]) % n) + n) % n);
     }
-    out.push_back({shape_.flat(i), 0, Rational(1)});
+    out.push_back({shape_.flat(i), 0, 1});
   }
   Index max_row() const override { return 1; }
   Index max_column() const override { return 1; }
   Index max_parameter_use() const override { return target(); }
-  bool integral() const override { return true; }
 
 private:
   Shape shape_;

@@ -23,16 +23,16 @@ struct TimeConvSpec {
 };
 
 // The conv rule with its parameters relabelled from kernel offset to lag.
-class TimeConvRows final : public SpanRows {
+class TimeConvRows final : public IntegerRule<TimeConvRows> {
 public:
   explicit TimeConvRows(const TimeConvSpec &c)
       : conv_(c.as_conv()), lag_(c.max_lag), block_(c.in_channels * c.out_channels) {}
   Index source() const override { return conv_.source(); }
   Index target() const override { return conv_.target(); }
   Index parameters() const override { return conv_.parameters(); }
-  void row(Index y, std::vector<RowEdge> &out) const override {
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
     const std::size_t first = out.size();
-    conv_.row(y, out);
+    conv_.edges(y, out);
     for (std::size_t e = first; e < out.size(); ++e) {
       const Index p = out[e].parameter;
       out[e].parameter = (lag_ - p / block_) * block_ + p % block_;
@@ -41,7 +41,6 @@ public:
   Index max_row() const override { return conv_.max_row(); }
   Index max_column() const override { return conv_.max_column(); }
   Index max_parameter_use() const override { return conv_.max_parameter_use(); }
-  bool integral() const override { return true; }
 
 private:
   ConvRows conv_;

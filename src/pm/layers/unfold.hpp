@@ -45,7 +45,7 @@ struct UnfoldSpec {
   Shape columns_shape() const { return Shape({blocks(), channels * kernel_size()}); }
 };
 
-class UnfoldRows final : public SpanRows {
+class UnfoldRows final : public IntegerRule<UnfoldRows> {
 public:
   // transpose: fold, from the columns to the image.
   UnfoldRows(UnfoldSpec u, bool transpose)
@@ -57,10 +57,10 @@ public:
   Index source() const override { return (transpose_ ? columns_ : image_).size(); }
   Index target() const override { return (transpose_ ? image_ : columns_).size(); }
   Index parameters() const override { return 1; }
-  void row(Index y, std::vector<RowEdge> &out) const override {
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
     if (!transpose_) {
       const Index x = read(y);
-      if (x != none) out.push_back({x, 0, Rational(1)});
+      if (x != none) out.push_back({x, 0, 1});
       return;
     }
     // fold: the columns (l, c·K + κ) whose read is the image point y, κ in
@@ -81,14 +81,12 @@ public:
         if (hit) o[j] = Index(t / std::int64_t(c_.step(j)));
       }
       if (hit)
-        out.push_back(
-            {blocks_.flat(o) * columns_.extents()[1] + ch * ker_.size() + kf, 0, Rational(1)});
+        out.push_back({blocks_.flat(o) * columns_.extents()[1] + ch * ker_.size() + kf, 0, 1});
     }
   }
   Index max_row() const override { return transpose_ ? ker_.size() : 1; }
   Index max_column() const override { return transpose_ ? 1 : ker_.size(); }
   Index max_parameter_use() const override { return target() * max_row(); }
-  bool integral() const override { return true; }
 
 private:
   static constexpr Index none = ~Index(0);

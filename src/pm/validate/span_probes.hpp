@@ -9,7 +9,9 @@
 // integers or fractions with a small L is evaluated in int64 within the
 // bound of docs/tolerances.md ("Exact probes"); otherwise in Rational.
 // Exact sums do not depend on their order, so the rows are split over
-// threads and the result is the same bits for any thread count.
+// threads and the result is the same bits for any thread count. A rule that
+// gives its rows with machine-integer weights (SpanRows::integer_rows) is
+// read through them, with no Rational per edge.
 #include <boost/multiprecision/cpp_int.hpp>
 #include <random>
 
@@ -42,6 +44,23 @@ inline RowsProfile profile(const SpanRows &r) {
   RowsProfile out;
   out.fan = std::max({r.max_row(), r.max_column(), r.max_parameter_use(), Index{1}});
   out.exact = r.exact();
+  if (r.integer_rows()) {
+    unsigned long long most = 0;
+#pragma omp parallel reduction(max : most)
+    {
+      std::vector<IntegerEdge> row;
+#pragma omp for schedule(static)
+      for (long long y = 0; y < (long long)r.target(); ++y) {
+        row.clear();
+        r.integer_row(Index(y), row);
+        for (const IntegerEdge &e : row)
+          most = std::max(most, e.weight < 0 ? 0ULL - (unsigned long long)e.weight
+                                             : (unsigned long long)e.weight);
+      }
+    }
+    out.max_weight = Rational(boost::multiprecision::cpp_int(most));
+    return out;
+  }
   cpp_int lcm = 1;
   std::vector<RowEdge> row;
   for (Index y = 0; y < r.target(); ++y) {
@@ -126,43 +145,58 @@ SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational 
   }
   // Exact sums: any split over threads gives the same values. Each thread
   // scatters the adjoints into its own copy, so above 2^24 values (a Linear
-  // 4096 -> 4096) one thread does it all rather than multiply the memory.
-  // (Read by the pragma alone: unused in a build without OpenMP.)
-  [[maybe_unused]] const bool copies_small = !adjoints || (nx + np) * k <= (Index{1} << 24);
-#pragma omp parallel if (ny * k > 4096 && copies_small)
+  // 4096 -> 4096) one thread does it all, into the result itself, rather
+  // than multiply the memory.
+  const bool threads = ny * k > 4096 && (!adjoints || (nx + np) * k <= (Index{1} << 24));
+  bool integers = false;
+  if constexpr (std::is_same_v<Acc, long long>) integers = scale == 1 && rows.integer_rows();
+#pragma omp parallel if (threads)
   {
     std::vector<RowEdge> row;
-    std::vector<Acc> x, xa, p, pa;
-    if (adjoints) {
-      x.assign(nx * k, Acc(0));
-      xa.assign(m * nx * k, Acc(0));
-      p.assign(np * k, Acc(0));
-      pa.assign(m * np * k, Acc(0));
+    std::vector<IntegerEdge> integer_row;
+    std::vector<Acc> own_x, own_xa, own_p, own_pa;
+    if (adjoints && threads) {
+      own_x.assign(nx * k, Acc(0));
+      own_xa.assign(m * nx * k, Acc(0));
+      own_p.assign(np * k, Acc(0));
+      own_pa.assign(m * np * k, Acc(0));
     }
+    std::vector<Acc> &x = threads ? own_x : v.x, &xa = threads ? own_xa : v.x_abs,
+                     &p = threads ? own_p : v.p, &pa = threads ? own_pa : v.p_abs;
+    // One edge (s, π, μ·L) of row y, for the k probes.
+    auto edge = [&](Index y, Index source, Index parameter, const Acc &a) {
+      const long long *wv = &pr.w[parameter * k], *xv = &pr.x[source * k], *gv = &pr.g[y * k];
+      Acc *fy = &v.y[y * k];
+      for (std::size_t j = 0; j < k; ++j) fy[j] += a * Acc(wv[j]) * Acc(xv[j]);
+      if (m)
+        for (std::size_t j = 0; j < k; ++j)
+          v.y_abs[y * k + j] += magnitude_of(Acc(a * Acc(wv[j]) * Acc(xv[j])));
+      if (!adjoints) return;
+      Acc *tx = &x[source * k], *tp = &p[parameter * k];
+      for (std::size_t j = 0; j < k; ++j) tx[j] += a * Acc(wv[j]) * Acc(gv[j]);
+      for (std::size_t j = 0; j < k; ++j) tp[j] += a * Acc(xv[j]) * Acc(gv[j]);
+      if (!m) return;
+      const Acc aa = magnitude_of(a);
+      for (std::size_t j = 0; j < k; ++j) {
+        xa[source * k + j] += aa * magnitude_of(Acc(Acc(wv[j]) * Acc(gv[j])));
+        pa[parameter * k + j] += aa * magnitude_of(Acc(Acc(xv[j]) * Acc(gv[j])));
+      }
+    };
 #pragma omp for schedule(static)
     for (long long yy = 0; yy < (long long)ny; ++yy) {
       const Index y = Index(yy);
-      row.clear();
-      rows.row(y, row);
-      for (const RowEdge &e : row) {
-        const Acc a = scaled_weight<Acc>(e.weight, scale);
-        const Acc aa = magnitude_of(a);
-        for (std::size_t j = 0; j < k; ++j) {
-          const Acc wv = Acc(pr.at(pr.w, e.parameter, j)), xv = Acc(pr.at(pr.x, e.source, j)),
-                    gv = Acc(pr.at(pr.g, y, j));
-          const Acc t = a * wv * xv;
-          v.y[y * k + j] += t;
-          if (m) v.y_abs[y * k + j] += magnitude_of(t);
-          if (!adjoints) continue;
-          x[e.source * k + j] += a * wv * gv;
-          p[e.parameter * k + j] += a * xv * gv;
-          if (!m) continue;
-          xa[e.source * k + j] += aa * magnitude_of(Acc(wv * gv));
-          pa[e.parameter * k + j] += aa * magnitude_of(Acc(xv * gv));
-        }
+      if (integers) {
+        integer_row.clear();
+        rows.integer_row(y, integer_row);
+        for (const IntegerEdge &e : integer_row) edge(y, e.source, e.parameter, Acc(e.weight));
+      } else {
+        row.clear();
+        rows.row(y, row);
+        for (const RowEdge &e : row)
+          edge(y, e.source, e.parameter, scaled_weight<Acc>(e.weight, scale));
       }
     }
-    if (adjoints) {
+    if (adjoints && threads) {
 #pragma omp critical
       {
         for (std::size_t i = 0; i < x.size(); ++i) v.x[i] += x[i];
