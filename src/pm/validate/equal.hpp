@@ -107,9 +107,9 @@ inline ProbePlan plan_probes(const RowsProfile &pf, Dtype dtype, std::size_t pro
   return p;
 }
 
-// One map's comparison: the first differing output, and all differing
-// outputs of the first probe that has one (what the localisation starts
-// from).
+// One map's comparison, accumulated over the passes: the first differing
+// output, and all differing outputs of the first probe that has one (what
+// the localisation starts from).
 struct MapComparison {
   std::size_t compared = 0, differing = 0;
   std::size_t probe = 0;     // of the first difference
@@ -118,14 +118,15 @@ struct MapComparison {
   double max_error = 0, bound = 0;
 };
 
-// The implementation's values `theirs[j]` (probe j, one vector per probe)
-// against the specification's (values·L at point·k + probe).
+// The implementation's values `theirs[j]` (probe first + j of the check,
+// one vector per probe of this pass) against the specification's (values·L
+// at point·k + j, k the pass's probes), added to `c`.
 template <class S, class Acc>
-MapComparison compare_map(const std::vector<Function<S>> &theirs, const std::vector<Acc> &ref,
-                          const std::vector<Acc> &ref_abs, const Rational &scale, Index n,
-                          const ProbePlan &plan, const Shape &space, const char *what) {
-  MapComparison c;
-  const std::size_t k = plan.k;
+void compare_map(MapComparison &c, const std::vector<Function<S>> &theirs,
+                 const std::vector<Acc> &ref, const std::vector<Acc> &ref_abs,
+                 const Rational &scale, Index n, const ProbePlan &plan, std::size_t first,
+                 const Shape &space, const char *what) {
+  const std::size_t k = theirs.size();
   const bool pow2 = scale != 0 && (numerator(scale) & (numerator(scale) - 1)) == 0;
   const int e2 = pow2 ? int(msb(numerator(scale))) : 0;
   for (std::size_t j = 0; j < k; ++j)
@@ -167,18 +168,17 @@ MapComparison compare_map(const std::vector<Function<S>> &theirs, const std::vec
       }
       if (same) continue;
       if (c.differing++ == 0) {
-        c.probe = j;
+        c.probe = first + j;
         std::ostringstream os;
-        os << what << " of probe " << j << " at " << multi_index(space.multi(i), {})
+        os << what << " of probe " << first + j << " at " << multi_index(space.multi(i), {})
            << ": implemented " << value_text(v) << ", specified "
            << value_text(Rational(a) / (scale == 0 ? Rational(1) : scale));
         if (!plan.exact)
           os << " (error " << number_text(err) << " > bound " << number_text(bound) << ")";
         c.first = os.str();
       }
-      if (j == c.probe) c.points.push_back(i);
+      if (first + j == c.probe) c.points.push_back(i);
     }
-  return c;
 }
 
 template <class S>
@@ -209,6 +209,15 @@ std::vector<Function<S>> call_each(std::size_t k, Index n, const std::string &wh
   return out;
 }
 
+// Probes per pass over the rows: all k while a pass's probes, the
+// specification's values and the implementation's outputs (8 bytes a value
+// at most, for the three maps) fit in 2^28 bytes; else fewer, down to one
+// (Linear 4096 -> 4096 has 1.7·10^7 parameters: 0.4 GB a probe).
+inline std::size_t probes_per_pass(Index nx, Index ny, Index np, std::size_t k) {
+  const double per_probe = 3 * 8 * double(nx + ny + np);
+  return std::clamp<std::size_t>(std::size_t(std::ldexp(1.0, 28) / per_probe), 1, k);
+}
+
 template <ForwardLayer L, class Acc>
 Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRows &rows,
                   const ProbePlan &plan, const Rational &scale, const EqualOptions &eo,
@@ -216,10 +225,49 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
   using S = typename L::scalar_type;
   Report rep;
   const Index nx = impl.source_size(), ny = impl.target_size(), np = impl.parameter_size();
-  const std::size_t k = plan.k;
-  const Probes pr = make_probes(rows, k, plan.r, spec.bias, seed ^ fnv1a("CONF-EQUAL"));
-  const SpecValues<Acc> v = evaluate<Acc>(rows, pr, scale, Layer<L>, !plan.exact);
+  const std::size_t k = plan.k, per_pass = probes_per_pass(nx, ny, np, k);
   const SpaceShapes sh = shapes_of(spec);
+  MapComparison cf, ct, cg;
+  std::string where;
+  for (std::size_t first = 0; first < k; first += per_pass) {
+    // Each pass draws its own probes (the first pass from the check's seed).
+    const std::size_t n = std::min(per_pass, k - first);
+    const Probes pr = make_probes(rows, n, plan.r, spec.bias, seed ^ fnv1a("CONF-EQUAL") ^ first);
+    const SpecValues<Acc> v = evaluate<Acc>(rows, pr, scale, Layer<L>, !plan.exact);
+    const auto fwd = call_each<S>(n, ny, "apply(w, x)", [&](std::size_t j) {
+      return impl.apply(probe_vector<S>(pr, pr.w, np, j), probe_vector<S>(pr, pr.x, nx, j));
+    });
+    const bool had = cf.differing > 0;
+    compare_map(cf, fwd, v.y, v.y_abs, scale, ny, plan, first, spec.target, "output");
+    if (!had && cf.differing && eo.localise && !spec.bias) {
+      const std::size_t j = cf.probe - first;
+      std::vector<long long> wv(np), xv(nx);
+      for (Index p = 0; p < np; ++p) wv[p] = pr.at(pr.w, p, j);
+      for (Index i = 0; i < nx; ++i) xv[i] = pr.at(pr.x, i, j);
+      const Localisation l =
+          localise(impl, rows, sh, wv, xv, fwd[j], probe_values(v.y, scale, ny, n, j), cf.points,
+                   plan.r, plan.exact ? 0.0 : plan.gamma + std::ldexp(1.0, -51),
+                   seed ^ fnv1a("CONF-EQUAL localise"));
+      where = to_text(l, sh, eo.max_differences);
+    }
+    if constexpr (Layer<L>) {
+      const auto tr = call_each<S>(n, nx, "apply_transpose(w, g)", [&](std::size_t j) {
+        return impl.apply_transpose(probe_vector<S>(pr, pr.w, np, j),
+                                    probe_vector<S>(pr, pr.g, ny, j));
+      });
+      compare_map(ct, tr, v.x, v.x_abs, scale, nx, plan, first, spec.source, "transpose");
+      const auto gr = call_each<S>(n, np, "parameter_gradient(x, g)", [&](std::size_t j) {
+        return impl.parameter_gradient(probe_vector<S>(pr, pr.x, nx, j),
+                                       probe_vector<S>(pr, pr.g, ny, j));
+      });
+      compare_map(cg, gr, v.p, v.p_abs, scale, np, plan, first, spec.parameters, "gradient");
+    }
+  }
+  if (cf.differing && !eo.localise)
+    where = "not localised: probe files answer only the probes written (pm::check_layer and "
+            "pmach.check localise)";
+  else if (cf.differing && spec.bias)
+    where = "not localised: the layer has a bias";
   std::ostringstream basis;
   basis << k << " probes with integers in [-" << plan.r << ", " << plan.r << "] at full size ("
         << nx << " -> " << ny << " with " << np << " parameters): a difference is missed with "
@@ -236,40 +284,10 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
                            : basis.str();
     rep.add(std::move(r));
   };
-  const auto fwd = call_each<S>(k, ny, "apply(w, x)", [&](std::size_t j) {
-    return impl.apply(probe_vector<S>(pr, pr.w, np, j), probe_vector<S>(pr, pr.x, nx, j));
-  });
-  const MapComparison cf = compare_map(fwd, v.y, v.y_abs, scale, ny, plan, spec.target, "output");
-  std::string where;
-  if (cf.differing && !eo.localise)
-    where = "not localised: probe files answer only the probes written (pm::check_layer and "
-            "pmach.check localise)";
-  else if (cf.differing && spec.bias)
-    where = "not localised: the layer has a bias";
-  else if (cf.differing) {
-    std::vector<long long> wv(np), xv(nx);
-    for (Index p = 0; p < np; ++p) wv[p] = pr.at(pr.w, p, cf.probe);
-    for (Index i = 0; i < nx; ++i) xv[i] = pr.at(pr.x, i, cf.probe);
-    const Localisation l =
-        localise(impl, rows, sh, wv, xv, fwd[cf.probe], probe_values(v.y, scale, ny, k, cf.probe),
-                 cf.points, plan.r, plan.exact ? 0.0 : plan.gamma + std::ldexp(1.0, -51),
-                 seed ^ fnv1a("CONF-EQUAL localise"));
-    where = to_text(l, sh, eo.max_differences);
-  }
   add("CONF-EQUAL forward", cf, where);
   if constexpr (Layer<L>) {
-    const auto tr = call_each<S>(k, nx, "apply_transpose(w, g)", [&](std::size_t j) {
-      return impl.apply_transpose(probe_vector<S>(pr, pr.w, np, j),
-                                  probe_vector<S>(pr, pr.g, ny, j));
-    });
-    add("CONF-EQUAL transpose",
-        compare_map(tr, v.x, v.x_abs, scale, nx, plan, spec.source, "transpose"), "");
-    const auto gr = call_each<S>(k, np, "parameter_gradient(x, g)", [&](std::size_t j) {
-      return impl.parameter_gradient(probe_vector<S>(pr, pr.x, nx, j),
-                                     probe_vector<S>(pr, pr.g, ny, j));
-    });
-    add("CONF-EQUAL gradient",
-        compare_map(gr, v.p, v.p_abs, scale, np, plan, spec.parameters, "gradient"), "");
+    add("CONF-EQUAL transpose", ct, "");
+    add("CONF-EQUAL gradient", cg, "");
   } else {
     for (const char *law : {"CONF-EQUAL transpose", "CONF-EQUAL gradient"})
       rep.add({law, subject, Status::not_applicable, 0, true, 0, 0, seed,
