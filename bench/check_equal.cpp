@@ -4,7 +4,9 @@
 // beside it; then one planted fault (a one-pixel shift) at conv 64 -> 64 on
 // 56x56, printed as a user sees it. The specification is given by its rows
 // (a conv rule written here), never materialised. Not a test: run by hand,
-//   build/bench/pm_bench_check_equal [--quick]
+//   build/bench/pm_bench_check_equal [--quick] [--only TEXT]
+// --quick: float32 only; --only: the rows whose name contains TEXT, and no
+// planted fault unless TEXT is "fault".
 #include <sys/resource.h>
 
 #include <chrono>
@@ -42,13 +44,13 @@ struct Conv {
 };
 
 // The specification: the conv's rows, by rule.
-struct ConvRows final : pm::SpanRows {
+struct ConvRows final : pm::IntegerRule<ConvRows> {
   Conv cv;
   explicit ConvRows(Conv c) : cv(c) {}
   Index source() const override { return cv.source().size(); }
   Index target() const override { return cv.target().size(); }
   Index parameters() const override { return cv.parameters().size(); }
-  void row(Index y, std::vector<pm::RowEdge> &out) const override {
+  template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
     const Index co = y % cv.o, j = (y / cv.o) % cv.n, i = y / (cv.o * cv.n);
     cv.row(
         i, j, co,
@@ -60,7 +62,6 @@ struct ConvRows final : pm::SpanRows {
   Index max_row() const override { return cv.k * cv.k * cv.cg(); }
   Index max_column() const override { return cv.k * cv.k * cv.og(); }
   Index max_parameter_use() const override { return cv.n * cv.n; }
-  bool integral() const override { return true; }
 };
 
 // The implementation: the same loops in S, with its adjoints, and an
@@ -145,7 +146,19 @@ template <class S> void time_one(const char *name, const Conv &c) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  bool quick = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick")
+      quick = true;
+    else if (a == "--only" && i + 1 < argc)
+      only = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: pm_bench_check_equal [--quick] [--only TEXT]\n");
+      return 2;
+    }
+  }
   std::printf("| layer | dtype | forward (s) | CONF-EQUAL (s) | peak RSS (MB) | verdict |\n");
   std::printf("|---|---|---|---|---|---|\n");
   const std::pair<const char *, Conv> shapes[] = {
@@ -160,9 +173,11 @@ int main(int argc, char **argv) {
       {"Linear 4096->4096", {1, 4096, 4096, 1, 1}},
   };
   for (const auto &[name, c] : shapes) {
+    if (!only.empty() && std::string(name).find(only) == std::string::npos) continue;
     time_one<float>(name, c);
     if (!quick) time_one<double>(name, c);
   }
+  if (!only.empty() && only != "fault") return 0;
   // One planted fault at full size, as a user sees it.
   const Conv c{56, 64, 64, 3, 1};
   const pm::Report rep =
