@@ -55,6 +55,16 @@ TEST_CASE("a rule with a bias in PyTorch's layout: weights then one bias per cha
   CHECK((row[0].source == 0 && row[0].parameter == 2));
   CHECK((row[1].source == 1 && row[1].parameter == 3));
   CHECK((row[2].source == 3 && row[2].parameter == 5));
+  // The relayout and the bias keep the rule's int64 rows, edge for edge.
+  REQUIRE(d.rows->integer_rows());
+  std::vector<IntegerEdge> integer;
+  d.rows->integer_row(Shape({2, 2}).flat({1, 0}), integer);
+  REQUIRE(integer.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(integer[i].source == row[i].source);
+    CHECK(integer[i].parameter == row[i].parameter);
+    CHECK(Rational(integer[i].weight) == row[i].weight);
+  }
 }
 
 TEST_CASE("a named layer is shown to admit, with the size it is built with, before it is built") {

@@ -35,7 +35,8 @@ std::vector<Edge> edges_of(const ParametricSpan<Q> &a) {
   return e;
 }
 
-// The bounds a rule declares are never below the true counts.
+// The bounds a rule declares are never below the true counts, and a rule
+// that gives its rows as int64 edges gives the same edges in the same order.
 void check_bounds(const SpanRows &r) {
   std::vector<Index> column(r.source(), 0), use(r.parameters(), 0);
   Index longest = 0;
@@ -56,6 +57,19 @@ void check_bounds(const SpanRows &r) {
   CHECK(*std::max_element(column.begin(), column.end()) <= r.max_column());
   CHECK(*std::max_element(use.begin(), use.end()) <= r.max_parameter_use());
   if (r.integral()) CHECK(integral);
+  if (!r.integer_rows()) return;
+  std::vector<IntegerEdge> integer;
+  for (Index y = 0; y < r.target(); ++y) {
+    row.clear(), integer.clear();
+    r.row(y, row);
+    r.integer_row(y, integer);
+    REQUIRE(integer.size() == row.size());
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      CHECK(integer[i].source == row[i].source);
+      CHECK(integer[i].parameter == row[i].parameter);
+      CHECK(Q(integer[i].weight) == row[i].weight);
+    }
+  }
 }
 
 // The convolution of spec/layers.md §2, one rank at a time: for output (o,
@@ -330,6 +344,9 @@ TEST_CASE("pixel_shuffle, pixel_unshuffle and roll are the permutations of their
   // 2×3, shifts (1, 1): out(i, j) = x(i − 1, j − 1): [[5 3 4], [2 0 1]].
   CHECK(apply_rows(RollRows(Shape({2, 3}), {1, 1}), ramp(6)) ==
         Function<Q>{Q(5), Q(3), Q(4), Q(2), Q(0), Q(1)});
+  check_bounds(PixelShuffleRows(t, false));
+  check_bounds(PixelShuffleRows(t, true));
+  check_bounds(RollRows(Shape({2, 3}), {1, 1}));
 }
 
 TEST_CASE("unfold selects the blocks' pixels, fold sums them back: im2col and col2im") {
