@@ -281,3 +281,63 @@ TEST_CASE("CONF-EQUAL: the weights are read, not only the edges (dense times 3)"
         std::string::npos);
   CHECK(result(once, "CONF-EQUAL forward").detail.find("wrong divisor") == std::string::npos);
 }
+
+namespace {
+
+// Dense 16 -> 8 with adjoints, where output o also reads sources 1..6
+// through the one weight W(0, o): a parameter that six differing sources
+// share in a row, which the gradient's bits cannot tell apart.
+struct TiedDense {
+  using scalar_type = double;
+  static constexpr Index in = 16, out = 8;
+  Index source_size() const { return in; }
+  Index target_size() const { return out; }
+  Index parameter_size() const { return in * out; }
+  // Calls term(o, i, p) for every product of the sum.
+  template <class Term> void visit(Term &&term) const {
+    for (Index o = 0; o < out; ++o) {
+      for (Index i = 0; i < in; ++i) term(o, i, i * out + o);
+      for (Index i = 1; i <= 6; ++i) term(o, i, o);
+    }
+  }
+  pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
+    pm::Function<double> y(out, 0.0);
+    visit([&](Index o, Index i, Index p) { y[o] += w[p] * x[i]; });
+    return y;
+  }
+  pm::Function<double> apply_transpose(const pm::Function<double> &w,
+                                       const pm::Function<double> &g) const {
+    pm::Function<double> x(in, 0.0);
+    visit([&](Index o, Index i, Index p) { x[i] += w[p] * g[o]; });
+    return x;
+  }
+  pm::Function<double> parameter_gradient(const pm::Function<double> &x,
+                                          const pm::Function<double> &g) const {
+    pm::Function<double> w(in * out, 0.0);
+    visit([&](Index o, Index i, Index p) { w[p] += x[i] * g[o]; });
+    return w;
+  }
+};
+
+} // namespace
+
+TEST_CASE("CONF-EQUAL localisation: a weight shared by differing sources is read source by "
+          "source") {
+  pm::io::LayerDescription d;
+  d.file = "dense (pm::dense)";
+  d.source = pm::Shape({16});
+  d.target = pm::Shape({8});
+  d.parameters = pm::Shape({16, 8});
+  d.has_parameters = true;
+  d.span = pm::dense<Rational>({16, 8, false});
+  const pm::Report rep = pm::check_equal(d, TiedDense{}, 4);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("localised via transpose and gradient") != std::string::npos);
+  // Six per followed output, each W(0, o) read from sources 1..6.
+  CHECK(r.detail.find("12 differing coefficients in the 2 outputs followed (all of theirs)") !=
+        std::string::npos);
+  CHECK(r.detail.find("target (0) <- source (6) via parameter (0, 0): intended 0, implemented 1") !=
+        std::string::npos);
+}

@@ -6,7 +6,9 @@
 //  - With the adjoints: the transpose at cotangent e_y is row y of L_w, so
 //    two calls (two random w) give the sources at which output y differs,
 //    and the gradient at (e_x, e_y) gives c(y, x, ·) over the parameters:
-//    2 + d calls per output with d differing sources. The transpose at e_y
+//    2 + d calls per output with d differing sources, or 4 + ⌈log₂ d⌉ when
+//    each parameter meets one differing source in the row, as in a conv or
+//    a dense layer (Localiser::by_bits). The transpose at e_y
 //    is linear in w, so w takes values up to r² (r the probes' bound, sized
 //    for products of two values), and a differing source is missed with
 //    probability ≤ (1/(2r² + 1))² (a shifted kernel differs at hundreds of
@@ -111,7 +113,8 @@ public:
 
   // The differences of the followed outputs ys through the adjoints: the
   // transpose at (w, e_y) for two random w for the differing sources, the
-  // gradient at (e_x, e_y) for their coefficients.
+  // gradient at (x, e_y) for their coefficients (by_bits, else one source
+  // at a time).
   std::map<CoefficientKey, std::pair<Rational, Rational>>
   by_adjoints(const std::vector<Index> &ys) requires Layer<L> {
     std::map<CoefficientKey, std::pair<Rational, Rational>> found;
@@ -137,23 +140,96 @@ public:
         for (Index x = 0; x < nx_; ++x)
           if (abs(to_rational(t[x]) - want[x]) > Rational(tolerance_) * size[x]) differs[x] = true;
       }
-      for (Index x = 0; x < nx_; ++x) {
-        if (!differs[x]) continue;
-        if (!budget()) break;
-        Function<S> e_x(nx_, S(0));
-        e_x[x] = S(1);
-        const Function<S> g = impl_.parameter_gradient(e_x, e_y);
-        ++calls;
-        require(g.size() == np_, "parameter_gradient returned ", g.size(), " values, expected ",
-                np_);
-        for (Index p = 0; p < np_; ++p) {
-          const auto it = spec_[y].find({x, p});
-          const Rational c = it == spec_[y].end() ? Rational(0) : it->second;
-          if (const Rational got = read(g[p]); got != c) found[{y, x, p}] = {c, got};
+      std::vector<Index> xs;
+      for (Index x = 0; x < nx_; ++x)
+        if (differs[x]) xs.push_back(x);
+      std::map<std::pair<Index, Index>, Rational> got;
+      if (!by_bits(y, xs, got)) {
+        got.clear();
+        for (Index x : xs) {
+          if (!budget()) break;
+          const Function<S> g = gradient(indicator(xs, [&](Index i) { return xs[i] == x; }), y);
+          for (Index p = 0; p < np_; ++p)
+            if (const Rational c = read(g[p]); c != 0) got[{x, p}] = c;
         }
       }
+      // The differences at the differing sources: intended or implemented.
+      std::map<std::pair<Index, Index>, std::pair<Rational, Rational>> both;
+      for (const auto &[xp, c] : spec_[y])
+        if (std::binary_search(xs.begin(), xs.end(), xp.first)) both[xp].first = c;
+      for (const auto &[xp, c] : got) both[xp].second = c;
+      for (const auto &[xp, ab] : both)
+        if (ab.first != ab.second) found[{y, xp.first, xp.second}] = ab;
     }
     return found;
+  }
+
+  // Output y's implemented coefficients at the differing sources xs in
+  // 2 + ⌈log₂ |xs|⌉ gradient calls instead of |xs|, when each parameter
+  // meets one of them in the row (a conv's or a dense row does): the
+  // gradient at (1 on xs, e_y) gives each parameter's coefficient a_p, at
+  // (1 on the xs whose rank has bit b, e_y) a_p or 0, which spells the rank
+  // of its source. A last call at random values on xs confirms what was
+  // read (a wrong reading survives with probability ≤ 1/(2r² + 1)); false
+  // when the shortcut does not apply, was refuted or ran out of calls.
+  bool by_bits(Index y, const std::vector<Index> &xs,
+               std::map<std::pair<Index, Index>, Rational> &got) requires Layer<L> {
+    int bits = 0;
+    while ((std::size_t{1} << bits) < xs.size()) ++bits;
+    if (xs.size() <= std::size_t(bits) + 2) return false;
+    if (!budget()) return false;
+    const Function<S> all = gradient(indicator(xs, [](Index) { return true; }), y);
+    std::vector<Rational> a(np_);
+    std::vector<std::size_t> rank(np_, 0);
+    for (Index p = 0; p < np_; ++p) a[p] = read(all[p]);
+    for (int b = 0; b < bits; ++b) {
+      if (!budget()) return false;
+      const Function<S> part = gradient(indicator(xs, [&](Index i) { return (i >> b) & 1; }), y);
+      for (Index p = 0; p < np_; ++p) {
+        const Rational c = read(part[p]);
+        if (c == a[p] && c != 0)
+          rank[p] |= std::size_t{1} << b;
+        else if (c != 0)
+          return false; // two sources meet p: one call per source
+      }
+    }
+    for (Index p = 0; p < np_; ++p)
+      if (a[p] != 0) {
+        if (rank[p] >= xs.size()) return false;
+        got[{xs[rank[p]], p}] = a[p];
+      }
+    if (!budget()) return false;
+    Function<S> v(nx_, S(0));
+    std::vector<long long> vv(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) v[xs[i]] = S(vv[i] = screen_(rng_));
+    const Function<S> check = gradient(v, y);
+    std::vector<Rational> want(np_, 0), size(np_, 0);
+    for (const auto &[xp, c] : got) {
+      const auto i = std::lower_bound(xs.begin(), xs.end(), xp.first) - xs.begin();
+      want[xp.second] += c * vv[i];
+      size[xp.second] += abs(c * vv[i]);
+    }
+    for (Index p = 0; p < np_; ++p)
+      if (abs(to_rational(check[p]) - want[p]) > Rational(tolerance_) * size[p]) return false;
+    return true;
+  }
+
+  // The source vector that is 1 at the xs[i] for which pick(i) holds.
+  template <class Pick> Function<S> indicator(const std::vector<Index> &xs, Pick &&pick) const {
+    Function<S> v(nx_, S(0));
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      if (pick(Index(i))) v[xs[i]] = S(1);
+    return v;
+  }
+
+  // The parameter gradient at (x, e_y): Σ_x' c(y, x', p) x(x') for every p.
+  Function<S> gradient(const Function<S> &x, Index y) requires Layer<L> {
+    Function<S> e_y(impl_.target_size(), S(0));
+    e_y[y] = S(1);
+    const Function<S> g = impl_.parameter_gradient(x, e_y);
+    ++calls;
+    require(g.size() == np_, "parameter_gradient returned ", g.size(), " values, expected ", np_);
+    return g;
   }
 
   // The intended coefficients of the followed outputs, flat (y, x, p).
