@@ -31,6 +31,18 @@ pm::Report check_conv(const pm::ConvSpec &c, Fault f, pm::ValidateOptions opt = 
   return pm::check_layer(pm_test::conv_description(c), HandConv2d<double>{c, f}, opt);
 }
 
+// Dense in → out as pm::dense builds it.
+pm::io::LayerDescription dense_description(Index in, Index out) {
+  pm::io::LayerDescription d;
+  d.file = "dense (pm::dense)";
+  d.source = pm::Shape({in});
+  d.target = pm::Shape({out});
+  d.parameters = pm::Shape({in, out});
+  d.has_parameters = true;
+  d.span = pm::dense<Rational>({in, out, false});
+  return d;
+}
+
 // Dense in → out as a user writes it: w of shape (in, out), or read as
 // (out, in) when transposed, times a factor.
 struct HandDense {
@@ -74,13 +86,7 @@ TEST_CASE("CONF-EQUAL mutant: a flipped 3x3 kernel in a conv 16->16 on 8x8 fails
 }
 
 TEST_CASE("CONF-EQUAL mutant: a transposed Linear 128->128 weight fails, named") {
-  pm::io::LayerDescription d;
-  d.file = "dense (pm::dense)";
-  d.source = pm::Shape({128});
-  d.target = pm::Shape({128});
-  d.parameters = pm::Shape({128, 128});
-  d.has_parameters = true;
-  d.span = pm::dense<Rational>({128, 128, false});
+  const pm::io::LayerDescription d = dense_description(128, 128);
   const pm::Report good = pm::check_layer(d, HandDense{128, 128, false}, {5, 3});
   INFO(pm::to_text(good));
   CHECK(result(good, "CONF-EQUAL forward").status == Status::passed);
@@ -264,13 +270,8 @@ TEST_CASE("CONF-SPAN-DIFF: two different parameterless spans are diffed without 
 }
 
 TEST_CASE("CONF-EQUAL: the weights are read, not only the edges (dense times 3)") {
-  pm::io::LayerDescription d;
+  pm::io::LayerDescription d = dense_description(5, 4);
   d.file = "3 × dense";
-  d.source = pm::Shape({5});
-  d.target = pm::Shape({4});
-  d.parameters = pm::Shape({5, 4});
-  d.has_parameters = true;
-  d.span = pm::dense<Rational>({5, 4, false});
   for (Rational &mu : d.span.span.mu) mu = 3;
   CHECK(result(pm::check_equal(d, HandDense{5, 4, false, 3}, 2), "CONF-EQUAL forward").status ==
         Status::passed);
@@ -323,13 +324,7 @@ struct TiedDense {
 
 TEST_CASE("CONF-EQUAL localisation: a weight shared by differing sources is read source by "
           "source") {
-  pm::io::LayerDescription d;
-  d.file = "dense (pm::dense)";
-  d.source = pm::Shape({16});
-  d.target = pm::Shape({8});
-  d.parameters = pm::Shape({16, 8});
-  d.has_parameters = true;
-  d.span = pm::dense<Rational>({16, 8, false});
+  const pm::io::LayerDescription d = dense_description(16, 8);
   const pm::Report rep = pm::check_equal(d, TiedDense{}, 4);
   INFO(pm::to_text(rep));
   const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
