@@ -336,3 +336,73 @@ TEST_CASE("CONF-EQUAL localisation: a weight shared by differing sources is read
   CHECK(r.detail.find("target (0) <- source (6) via parameter (0, 0): intended 0, implemented 1") !=
         std::string::npos);
 }
+
+namespace {
+
+// AvgPoolRows declaring 2^23 uses of its one parameter: the bound of a
+// rule that cannot list them (a rule's declared bounds may exceed the true
+// counts), so that the gradient's γ in float32 is not below 1.
+struct WidePoolRows final : pm::SpanRows {
+  AvgPoolRows pool;
+  explicit WidePoolRows(Index n) : pool(n) {}
+  Index source() const override { return pool.source(); }
+  Index target() const override { return pool.target(); }
+  Index parameters() const override { return 1; }
+  void row(Index y, std::vector<pm::RowEdge> &out) const override { pool.row(y, out); }
+  Index max_row() const override { return 3; }
+  Index max_column() const override { return 3; }
+  Index max_parameter_use() const override { return Index{1} << 23; }
+  bool integral() const override { return false; }
+};
+
+// The pooling of AvgPoolRows (divisor 3 everywhere) in float32, with its
+// adjoints.
+struct PoolLayer {
+  using scalar_type = float;
+  Index n;
+  Index source_size() const { return n; }
+  Index target_size() const { return n; }
+  Index parameter_size() const { return 1; }
+  template <class Term> void visit(Term &&term) const {
+    for (Index i = 0; i < n; ++i)
+      for (Index j = i == 0 ? 0 : i - 1; j <= std::min(n - 1, i + 1); ++j) term(i, j);
+  }
+  pm::Function<float> apply(const pm::Function<float> &w, const pm::Function<float> &x) const {
+    pm::Function<float> y(n, 0.0f);
+    visit([&](Index i, Index j) { y[i] += w[0] * x[j] / 3.0f; });
+    return y;
+  }
+  pm::Function<float> apply_transpose(const pm::Function<float> &w,
+                                      const pm::Function<float> &g) const {
+    pm::Function<float> x(n, 0.0f);
+    visit([&](Index i, Index j) { x[j] += w[0] * g[i] / 3.0f; });
+    return x;
+  }
+  pm::Function<float> parameter_gradient(const pm::Function<float> &x,
+                                         const pm::Function<float> &g) const {
+    pm::Function<float> w(1, 0.0f);
+    visit([&](Index i, Index j) { w[0] += x[j] * g[i] / 3.0f; });
+    return w;
+  }
+};
+
+} // namespace
+
+TEST_CASE("CONF-EQUAL: each map within the γ of its own fan-in; a map whose γ is not below 1 is "
+          "too weak, never passed") {
+  pm::io::LayerDescription d;
+  d.file = "avg pool";
+  d.source = d.target = pm::Shape({40});
+  d.parameters = pm::Shape(std::vector<Index>{});
+  const pm::Report rep = pm::check_equal(d, WidePoolRows(40), PoolLayer{40}, 5);
+  INFO(pm::to_text(rep));
+  // Forward and transpose have fan-in 3: γ_5 in float32; the gradient's
+  // 2^23 + 2 terms give n·u > 1/2.
+  CHECK(result(rep, "CONF-EQUAL forward").status == Status::passed);
+  CHECK(result(rep, "CONF-EQUAL transpose").status == Status::passed);
+  CHECK(result(rep, "CONF-EQUAL forward").detail.find("forward γ_5 = 2.98e-07") !=
+        std::string::npos);
+  CHECK(result(rep, "CONF-EQUAL gradient").status == Status::too_weak);
+  CHECK(result(rep, "CONF-EQUAL gradient").detail.find("not compared") != std::string::npos);
+  CHECK(!rep.passed());
+}
