@@ -1,9 +1,10 @@
 // pm_bench_check_equal: the time and peak memory of CONF-EQUAL
 // (pm::check_equal) for a plain C++ convolution at the layer shapes of a
 // ResNet-50, in float32 and float64, with the time of one forward call
-// beside it; then one planted fault (a one-pixel shift) at conv 64 -> 64 on
-// 56x56, printed as a user sees it. The specification is given by its rows
-// (a conv rule written here), never materialised. Not a test: run by hand,
+// beside it; then each planted fault class of tests/validate/equal.cpp at a
+// ResNet-50 size, its verdict and pattern line in one row, and the
+// one-pixel shift at conv 64 -> 64 on 56x56 as a user sees it. The specification is given by its
+// rows (a conv rule written here), never materialised. Not a test: run by hand,
 //   build/bench/pm_bench_check_equal [--quick] [--only TEXT]
 // --quick: float32 only; --only: the rows whose name contains TEXT, and no
 // planted fault unless TEXT is "fault".
@@ -12,12 +13,26 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
+#include "pm/layers/pool.hpp"
 #include "pm/validate/conformance.hpp"
 
 namespace {
 
 using pm::Index;
+
+// The faults planted in the implementation: the classes of
+// tests/validate/equal.cpp, at full size.
+enum class Fault {
+  none,
+  shift,       // the input rows read one too low (a padding offset)
+  flipped,     // both kernel axes reversed: a convolution
+  wrong_group, // group g reads the input channels of group g + 1
+  last_row,    // the last input row never read: an off-by-one at one border
+  single,      // one term of output 0 counted twice
+  transposed,  // the weight read as (c_out, c_in) (a 1x1 conv or a Linear)
+};
 
 // conv 2-D, channels last: X = (h, w, c), Y = (h', w', o), P = (kh, kw,
 // c/groups, o), stride 1, padding k/2 on each side (pm::conv's layout).
@@ -29,16 +44,25 @@ struct Conv {
   pm::Shape source() const { return pm::Shape({n, n, c}); }
   pm::Shape target() const { return pm::Shape({n, n, o}); }
   pm::Shape parameters() const { return pm::Shape({k, k, cg(), o}); }
-  // Calls term(y, x, p) for every product into output (i, j, co).
-  template <class Term> void row(Index i, Index j, Index co, Term &&term, long long shift) const {
-    const Index g = co / og();
+  // Calls term(x, p) for every product into output (i, j, co), with `fault`.
+  template <class Term> void row(Index i, Index j, Index co, Term &&term, Fault fault) const {
+    const Index g = co / og(), gin = fault == Fault::wrong_group ? (g + 1) % groups : g;
     for (Index a = 0; a < k; ++a)
       for (Index b = 0; b < k; ++b) {
-        const long long hi = (long long)(i + a) - (long long)pad() + shift,
+        const bool flip = fault == Fault::flipped;
+        const Index ka = flip ? k - 1 - a : a, kb = flip ? k - 1 - b : b;
+        const long long hi = (long long)(i + a) - (long long)pad() + (fault == Fault::shift),
                         wi = (long long)(j + b) - (long long)pad();
         if (hi < 0 || hi >= (long long)n || wi < 0 || wi >= (long long)n) continue;
-        for (Index ci = 0; ci < cg(); ++ci)
-          term((Index(hi) * n + Index(wi)) * c + g * cg() + ci, ((a * k + b) * cg() + ci) * o + co);
+        if (fault == Fault::last_row && hi == (long long)n - 1) continue;
+        for (Index ci = 0; ci < cg(); ++ci) {
+          const Index x = (Index(hi) * n + Index(wi)) * c + gin * cg() + ci;
+          const Index p = fault == Fault::transposed ? ((ka * k + kb) * o + co) * cg() + ci
+                                                     : ((ka * k + kb) * cg() + ci) * o + co;
+          term(x, p);
+          if (fault == Fault::single && i + j + co + ci == 0 && a == pad() && b == pad())
+            term(x, p);
+        }
       }
   }
 };
@@ -57,7 +81,7 @@ struct ConvRows final : pm::IntegerRule<ConvRows> {
         [&](Index x, Index p) {
           out.push_back({x, p, 1});
         },
-        0);
+        Fault::none);
   }
   Index max_row() const override { return cv.k * cv.k * cv.cg(); }
   Index max_column() const override { return cv.k * cv.k * cv.og(); }
@@ -65,11 +89,11 @@ struct ConvRows final : pm::IntegerRule<ConvRows> {
 };
 
 // The implementation: the same loops in S, with its adjoints, and an
-// optional shift of the input rows by one (the planted fault).
+// optional planted fault.
 template <class S> struct ConvImpl {
   using scalar_type = S;
   Conv cv;
-  long long shift = 0;
+  Fault fault = Fault::none;
   Index source_size() const { return cv.source().size(); }
   Index target_size() const { return cv.target().size(); }
   Index parameter_size() const { return cv.parameters().size(); }
@@ -78,7 +102,7 @@ template <class S> struct ConvImpl {
     for (long long y = 0; y < (long long)target_size(); ++y) {
       const Index co = Index(y) % cv.o, j = (Index(y) / cv.o) % cv.n, i = Index(y) / (cv.o * cv.n);
       cv.row(
-          i, j, co, [&](Index x, Index p) { term(Index(y), x, p); }, shift);
+          i, j, co, [&](Index x, Index p) { term(Index(y), x, p); }, fault);
     }
   }
   pm::Function<S> apply(const pm::Function<S> &w, const pm::Function<S> &x) const {
@@ -92,7 +116,7 @@ template <class S> struct ConvImpl {
     for (Index y = 0; y < target_size(); ++y) {
       const Index co = y % cv.o, j = (y / cv.o) % cv.n, i = y / (cv.o * cv.n);
       cv.row(
-          i, j, co, [&](Index x, Index p) { term(y, x, p); }, shift);
+          i, j, co, [&](Index x, Index p) { term(y, x, p); }, fault);
     }
   }
   pm::Function<S> apply_transpose(const pm::Function<S> &w, const pm::Function<S> &g) const {
@@ -143,6 +167,103 @@ template <class S> void time_one(const char *name, const Conv &c) {
   std::fflush(stdout);
 }
 
+// Average pooling 3x3, stride 1, padding 1, on n x n x c (channels last),
+// times its one parameter. PyTorch's count_include_pad=True divides by 9
+// everywhere; `counting` divides by the points inside (the planted fault: a
+// wrong divisor at the borders).
+template <class S> struct AvgPoolImpl {
+  using scalar_type = S;
+  Index n, c;
+  bool counting = false;
+  Index source_size() const { return n * n * c; }
+  Index target_size() const { return n * n * c; }
+  Index parameter_size() const { return 1; }
+  pm::Function<S> apply(const pm::Function<S> &w, const pm::Function<S> &x) const {
+    pm::Function<S> y(target_size(), S(0));
+#pragma omp parallel for schedule(static)
+    for (long long ii = 0; ii < (long long)n; ++ii)
+      for (Index i = Index(ii), j = 0; j < n; ++j) {
+        const Index i0 = i == 0 ? 0 : i - 1, i1 = std::min(n - 1, i + 1);
+        const Index j0 = j == 0 ? 0 : j - 1, j1 = std::min(n - 1, j + 1);
+        const S divisor = S(counting ? (i1 - i0 + 1) * (j1 - j0 + 1) : 9);
+        for (Index ch = 0; ch < c; ++ch) {
+          S sum = 0;
+          for (Index a = i0; a <= i1; ++a)
+            for (Index b = j0; b <= j1; ++b) sum += x[(a * n + b) * c + ch];
+          y[(i * n + j) * c + ch] = w[0] * sum / divisor;
+        }
+      }
+    return y;
+  }
+};
+
+// The forward row's localisation and pattern lines (the second and third
+// of its detail), for a one-row summary.
+std::string localised(const pm::Report &rep) {
+  for (const pm::LawResult &r : rep.results) {
+    if (r.law != "CONF-EQUAL forward") continue;
+    std::istringstream lines(r.detail);
+    std::string line, out;
+    for (int i = 0; i < 3 && std::getline(lines, line); ++i)
+      if (i > 0) out += (i > 1 ? "; " : "") + line.substr(line.find_first_not_of(' '));
+    return out;
+  }
+  return "(no CONF-EQUAL forward row)";
+}
+
+// Every planted fault class at a ResNet-50 size, in float32: the verdict,
+// the time and the pattern line; then the shift's report as a user sees it.
+void planted_faults() {
+  std::printf(
+      "\n| fault | layer | CONF-EQUAL (s) | verdict | localised |\n|---|---|---|---|---|\n");
+  struct Planted {
+    const char *fault, *layer;
+    Conv c;
+    Fault f;
+  };
+  const Planted planted[] = {
+      {"one-pixel shift", "conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}, Fault::shift},
+      {"flipped kernel", "conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}, Fault::flipped},
+      {"groups wired to the wrong group",
+       "conv 3x3 256->256 32 groups 28",
+       {28, 256, 256, 3, 32},
+       Fault::wrong_group},
+      {"last input row never read",
+       "conv 3x3 64->64 on 56x56",
+       {56, 64, 64, 3, 1},
+       Fault::last_row},
+      {"one term counted twice", "conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}, Fault::single},
+      {"transposed weight", "Linear 4096->4096", {1, 4096, 4096, 1, 1}, Fault::transposed},
+  };
+  auto row = [](const char *fault, const char *layer, double seconds, const pm::Report &rep) {
+    std::printf("| %s | %s | %.1f | %s | %s |\n", fault, layer, seconds,
+                rep.passed() ? "passed" : "failed", localised(rep).c_str());
+    std::fflush(stdout);
+  };
+  for (const Planted &p : planted) {
+    const auto t = std::chrono::steady_clock::now();
+    const pm::Report rep =
+        pm::check_equal(description(p.c), ConvRows(p.c), ConvImpl<float>{p.c, p.f}, 1, p.fault);
+    row(p.fault, p.layer, seconds_since(t), rep);
+  }
+  // A wrong divisor at the borders: count_include_pad=False for True.
+  const Index n = 56, c = 64;
+  pm::io::LayerDescription d;
+  d.file = "avg pool";
+  d.source = d.target = pm::Shape({n, n, c});
+  d.parameters = pm::Shape(std::vector<Index>{});
+  const pm::PoolRows pool(pm::PoolSpec{{n, n}, c, {3, 3}, {1, 1}, {1, 1}, {1, 1}, true, false});
+  const auto t = std::chrono::steady_clock::now();
+  const pm::Report rep = pm::check_equal(d, pool, AvgPoolImpl<float>{n, c, true}, 1, "avg pool");
+  row("divisor of the inside points at the borders", "avg pool 3x3 pad 1, 64 on 56x56",
+      seconds_since(t), rep);
+  const Conv shifted{56, 64, 64, 3, 1};
+  std::cout << "\n"
+            << pm::to_text(pm::check_equal(description(shifted), ConvRows(shifted),
+                                           ConvImpl<float>{shifted, Fault::shift}, 1,
+                                           "shifted conv"));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -177,11 +298,6 @@ int main(int argc, char **argv) {
     time_one<float>(name, c);
     if (!quick) time_one<double>(name, c);
   }
-  if (!only.empty() && only != "fault") return 0;
-  // One planted fault at full size, as a user sees it.
-  const Conv c{56, 64, 64, 3, 1};
-  const pm::Report rep =
-      pm::check_equal(description(c), ConvRows(c), ConvImpl<float>{c, 1}, 1, "shifted conv");
-  std::cout << "\n" << pm::to_text(rep);
+  if (only.empty() || only == "fault") planted_faults();
   return 0;
 }
