@@ -346,6 +346,9 @@ TEST_CASE("pmach probe: the correct framework passes, in float32, and in float64
     CHECK(rs["SAMPLE grad_w conv2d as intended"].first == "passed");
     CHECK(rs["CONF-RECOVER conv2d as intended"].first == "passed");
     CHECK(rs["CONF-EQUAL forward conv2d as intended"].first == "passed");
+    // The files' adjoints are compared by the SAMPLE rows, and said so.
+    CHECK(rs["CONF-EQUAL gradient conv2d as intended"].second.find(
+              "the SAMPLE grad_x and grad_w rows compare the adjoints") != std::string::npos);
     CHECK(rs["CONF-SPAN-DIFF conv2d as intended"].first == "passed");
     CHECK(rs["CONF-SPAN-DIFF conv2d as intended"].second.find("the spans agree") !=
           std::string::npos);

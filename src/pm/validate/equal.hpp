@@ -322,7 +322,11 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
   } else {
     for (const char *law : {"CONF-EQUAL transpose", "CONF-EQUAL gradient"})
       rep.add({law, subject, Status::not_applicable, 0, true, 0, 0, seed,
-               "the implementation has only a forward pass (apply)", false});
+               eo.localise ? "the implementation has only a forward pass (apply)"
+                           : "probe files give these probes' outputs y only (grad_w.npy is "
+                             "summed over the batch): the SAMPLE grad_x and grad_w rows "
+                             "compare the adjoints",
+               false});
   }
   return rep;
 }
