@@ -393,3 +393,20 @@ TEST_CASE("CONF-EQUAL: each map within the γ of its own fan-in; a map whose γ 
   CHECK(result(rep, "CONF-EQUAL gradient").detail.find("not compared") != std::string::npos);
   CHECK(!rep.passed());
 }
+
+TEST_CASE("CONF-EQUAL mutant: a missing group is not called a border off-by-one when the followed "
+          "outputs share a border") {
+  // 144 outputs differ (group 2's 4 channels at 36 positions); the two
+  // followed, (0, 0, 4) and (3, 0, 4), both have target axis 1 at 0.
+  const pm::ConvSpec c = conv3x3(6, 8, 2);
+  const pm::Report rep = pm::check_equal(pm_test::conv_description(c),
+                                         HandConvLayer<double>{{c, Fault::missing_group}}, 3);
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("of the 144 outputs that differ") != std::string::npos);
+  CHECK(r.detail.find("target (0, 0, 4) <- source") != std::string::npos);
+  CHECK(r.detail.find("off-by-one") == std::string::npos);
+  CHECK(r.detail.find("exactly those with target axis 2 at 4..7 (a missing block") !=
+        std::string::npos);
+}

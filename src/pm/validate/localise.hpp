@@ -424,13 +424,12 @@ Localisation localise(const L &impl, const SpanRows &rows, const SpaceShapes &sh
         {sh.target.multi(y), sh.source.multi(x), sh.parameters.multi(p), v.first, v.second});
   }
   // One wrong coefficient is a pattern only when one output differs.
+  // A claim about the differing outputs (on a border, at one border) must
+  // hold for all that differ on the probe, not only for those followed.
+  SpanDiffOptions o;
+  o.outputs = &differing;
   if (!keys.empty() && (keys.size() > 1 || out.outputs_differing == 1))
-    out.pattern = find_pattern(a, b, keys, sh, SpanDiffOptions{});
-  // Border outputs alone cannot be told from all of them when every output
-  // differs (a factor on every weight): no pattern then, rather than a wrong one.
-  if (out.outputs_differing == impl.target_size() &&
-      out.pattern.find("wrong divisor at the borders") != std::string::npos)
-    out.pattern.clear();
+    out.pattern = find_pattern(a, b, keys, sh, o);
   return out;
 }
 

@@ -26,7 +26,20 @@ using Coefficients = std::map<CoefficientKey, Rational>;
 
 struct PatternSpaces {
   const Shape &target, &source, &parameters;
+  // Every output that differs, when a and b hold the rows of only some of
+  // them (a localisation follows two): a claim about the differing outputs
+  // must hold for all of these, not only for the rows seen.
+  const std::vector<Index> *outputs = nullptr;
 };
+
+// Whether every differing output satisfies `claim` (those of the
+// differences when the caller gave no list).
+template <class Claim>
+bool every_output(const std::vector<CoefficientKey> &diff, const PatternSpaces &sp, Claim &&claim) {
+  if (sp.outputs) return std::all_of(sp.outputs->begin(), sp.outputs->end(), claim);
+  return std::all_of(diff.begin(), diff.end(),
+                     [&](const CoefficientKey &k) { return claim(std::get<0>(k)); });
+}
 
 // b == the image of a under f, a bijection of the index spaces (so that
 // coefficients neither merge nor vanish): every mapped coefficient of a is
@@ -147,14 +160,16 @@ inline std::string wrong_border_divisor(const Coefficients &a, const Coefficient
       ++nb;
     if (!f || na != nb || *f == 1) return "";
     factors.insert(*f);
-    // On a border: some axis of rank > 0 at its first or last coordinate.
-    const std::vector<Index> m = sp.target.multi(y);
-    bool border = false;
-    for (Index j = 0; j < m.size(); ++j)
-      border = border ||
-               (sp.target.extents()[j] > 2 && (m[j] == 0 || m[j] + 1 == sp.target.extents()[j]));
-    if (!border) return "";
   }
+  // On a border: some axis of rank > 0 at its first or last coordinate.
+  const bool borders = every_output(diff, sp, [&](Index y) {
+    const std::vector<Index> m = sp.target.multi(y);
+    for (Index j = 0; j < m.size(); ++j)
+      if (sp.target.extents()[j] > 2 && (m[j] == 0 || m[j] + 1 == sp.target.extents()[j]))
+        return true;
+    return false;
+  });
+  if (!borders) return "";
   std::ostringstream os;
   os << "a wrong divisor at the borders: the differing outputs lie on a border, each with all "
         "its weights scaled by ";
@@ -185,6 +200,10 @@ inline std::string one_border(const Coefficients &a, const Coefficients &b,
         std::size_t in_edge = 0;
         bool inside = true;
         for (const auto &k : diff) inside = inside && at(k);
+        // A target border holds for every differing output, not only for
+        // the rows seen (two outputs of a missing group can share one).
+        if (s == 0 && inside)
+          inside = every_output(diff, sp, [&](Index y) { return sp.target.multi(y)[j] == edge; });
         if (!inside) continue;
         for (const auto &kv : a) in_edge += at(kv.first);
         if (in_edge == diff.size())

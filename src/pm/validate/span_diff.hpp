@@ -31,6 +31,7 @@ struct SpaceShapes {
 struct SpanDiffOptions {
   std::size_t max_differences = 10;                    // differences listed (all are counted)
   std::size_t max_pattern_work = std::size_t{1} << 26; // coefficient visits for the pattern search
+  const std::vector<Index> *outputs = nullptr; // all differing outputs, when a, b hold only some
 };
 
 struct CoefficientDifference {
@@ -125,7 +126,8 @@ inline std::string find_pattern(const CoefficientMap &a, const CoefficientMap &b
   if (diff.empty()) return "";
   // The faults users make, in their words, first (patterns.hpp).
   if (a.size() + b.size() <= opt.max_pattern_work >> 8)
-    if (auto s = user_pattern(a, b, diff, {sh.target, sh.source, sh.parameters}); !s.empty())
+    if (auto s = user_pattern(a, b, diff, {sh.target, sh.source, sh.parameters, opt.outputs});
+        !s.empty())
       return "every difference is explained by one pattern: " + s;
   bool all_missing = true, all_extra = true;
   for (const Key &k : diff) {
@@ -171,6 +173,12 @@ inline std::string find_pattern(const CoefficientMap &a, const CoefficientMap &b
         };
         std::set<Index> values;
         for (const Key &k : diff) values.insert(coord(k));
+        // With the rows of some outputs only, a block of the source or the
+        // parameters cannot be told from what those rows happen to share;
+        // a block of the target holds every output that differs.
+        if (opt.outputs && s != 0) continue;
+        if (opt.outputs)
+          for (Index y : *opt.outputs) values.insert(sh.target.multi(y)[j]);
         if (values.size() >= spaces[s]->extents()[j]) continue;
         std::size_t in_block = 0;
         for (const auto &kv : whole) in_block += values.count(coord(kv.first));
