@@ -1,10 +1,12 @@
 // pm_bench_check_equal: the time and peak memory of CONF-EQUAL
 // (pm::check_equal) for a plain C++ convolution at the layer shapes of a
 // ResNet-50, in float32 and float64, with the time of one forward call
-// beside it; then each planted fault class of tests/validate/equal.cpp at a
+// beside it; then each planted fault class of the validator's tests at a
 // ResNet-50 size, its verdict and pattern line in one row, and the
-// one-pixel shift at conv 64 -> 64 on 56x56 as a user sees it. The specification is given by its
-// rows (a conv rule written here), never materialised. Not a test: run by hand,
+// one-pixel shift at conv 64 -> 64 on 56x56 as a user sees it. The
+// specification is given by its rows (a conv rule written here,
+// pm::PoolRows for the pooling), never materialised. Not a test: run by
+// hand,
 //   build/bench/pm_bench_check_equal [--quick] [--only TEXT]
 // --quick: float32 only; --only: the rows whose name contains TEXT, and no
 // planted fault unless TEXT is "fault".
@@ -23,7 +25,8 @@ namespace {
 using pm::Index;
 
 // The faults planted in the implementation: the classes of
-// tests/validate/equal.cpp, at full size.
+// tests/validate/equal.cpp and tests/validate/support/hand_conv.hpp that
+// change coefficients, at full size.
 enum class Fault {
   none,
   shift,       // the input rows read one too low (a padding offset)
@@ -32,6 +35,9 @@ enum class Fault {
   last_row,    // the last input row never read: an off-by-one at one border
   single,      // one term of output 0 counted twice
   transposed,  // the weight read as (c_out, c_in) (a 1x1 conv or a Linear)
+  reversed,    // kernel axis 0 alone reversed
+  dilation,    // kernel axis 1 read with dilation 2
+  last_group,  // the last group's outputs read nothing
 };
 
 // conv 2-D, channels last: X = (h, w, c), Y = (h', w', o), P = (kh, kw,
@@ -47,12 +53,15 @@ struct Conv {
   // Calls term(x, p) for every product into output (i, j, co), with `fault`.
   template <class Term> void row(Index i, Index j, Index co, Term &&term, Fault fault) const {
     const Index g = co / og(), gin = fault == Fault::wrong_group ? (g + 1) % groups : g;
+    if (fault == Fault::last_group && g == groups - 1) return;
     for (Index a = 0; a < k; ++a)
       for (Index b = 0; b < k; ++b) {
         const bool flip = fault == Fault::flipped;
-        const Index ka = flip ? k - 1 - a : a, kb = flip ? k - 1 - b : b;
+        const Index ka = flip || fault == Fault::reversed ? k - 1 - a : a,
+                    kb = flip ? k - 1 - b : b;
         const long long hi = (long long)(i + a) - (long long)pad() + (fault == Fault::shift),
-                        wi = (long long)(j + b) - (long long)pad();
+                        wi = (long long)(j + b * (fault == Fault::dilation ? 2 : 1)) -
+                             (long long)pad();
         if (hi < 0 || hi >= (long long)n || wi < 0 || wi >= (long long)n) continue;
         if (fault == Fault::last_row && hi == (long long)n - 1) continue;
         for (Index ci = 0; ci < cg(); ++ci) {
@@ -234,6 +243,12 @@ void planted_faults() {
        Fault::last_row},
       {"one term counted twice", "conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}, Fault::single},
       {"transposed weight", "Linear 4096->4096", {1, 4096, 4096, 1, 1}, Fault::transposed},
+      {"kernel axis 0 reversed", "conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}, Fault::reversed},
+      {"dilation 2 on axis 1", "conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}, Fault::dilation},
+      {"last group reads nothing",
+       "conv 3x3 256->256 32 groups 28",
+       {28, 256, 256, 3, 32},
+       Fault::last_group},
   };
   auto row = [](const char *fault, const char *layer, double seconds, const pm::Report &rep) {
     std::printf("| %s | %s | %.1f | %s | %s |\n", fault, layer, seconds,
