@@ -147,3 +147,16 @@ def test_float32_runs_the_module_in_float32_and_passes_the_dtype_on(tmp_path, mo
     assert set(seen) == {(torch.float32, torch.float32)}
     assert passed_on == [(("float32",), [(np.float64, (1, 2)), (np.float64, (1, 3)), (np.float64, (2, 3))],
                           [[3.0, 12.0]])]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_correct_linear_upsample_at_sevenths_passes_the_full_size_comparison(dtype):
+    # PyTorch computes the weights 3/7, 1/14, ... from coordinates with
+    # several roundings; the comparison's bound (docs/tolerances.md, "Beyond
+    # the claim") must not fail the correct module, and must fail the wrong
+    # corner alignment.
+    spec = pmach.layers.interpolate(4, 1, 7, mode="linear", align_corners=False, layout="torch")
+    good = pmach.check(spec, nn.Upsample(size=7, mode="linear", align_corners=False), dtype=dtype)
+    assert statuses(good)[("CONF-EQUAL forward", "Upsample")] == "passed"
+    bad = pmach.check(spec, nn.Upsample(size=7, mode="linear", align_corners=True), dtype=dtype)
+    assert statuses(bad)[("CONF-EQUAL forward", "Upsample")] == "failed"

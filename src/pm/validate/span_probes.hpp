@@ -12,7 +12,6 @@
 // threads and the result is the same bits for any thread count. A rule that
 // gives its rows with machine-integer weights (SpanRows::integer_rows) is
 // read through them, with no Rational per edge.
-#include <array>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <random>
 
@@ -25,11 +24,10 @@ namespace validation {
 
 // What the probes' magnitudes are sized by, from one pass over the rows.
 struct RowsProfile {
-  Index fan = 0; // the largest fan-in of the three maps (max_row, max_column, max use)
-  std::array<Index, 3> fans{}; // each map's: forward, transpose, gradient
-  Rational max_weight = 0;     // max |μ|
-  Rational scale = 1;          // L: the lcm of the denominators, or 0 when above max_scale
-  bool exact = true;           // the weights are held exactly (SpanRows::exact)
+  Index fan = 0;           // the largest fan-in of the three maps (max_row, max_column, max use)
+  Rational max_weight = 0; // max |μ|
+  Rational scale = 1;      // L: the lcm of the denominators, or 0 when above max_scale
+  bool exact = true;       // the weights are held exactly (SpanRows::exact)
 
   // A power of two: fractions p/L are exact in binary floating point.
   bool dyadic() const {
@@ -44,9 +42,7 @@ inline constexpr long long max_scale = 1LL << 30;
 inline RowsProfile profile(const SpanRows &r) {
   using boost::multiprecision::cpp_int;
   RowsProfile out;
-  out.fans = {std::max(r.max_row(), Index{1}), std::max(r.max_column(), Index{1}),
-              std::max(r.max_parameter_use(), Index{1})};
-  out.fan = std::max({out.fans[0], out.fans[1], out.fans[2]});
+  out.fan = std::max({r.max_row(), r.max_column(), r.max_parameter_use(), Index{1}});
   out.exact = r.exact();
   if (r.integer_rows()) {
     unsigned long long most = 0;
