@@ -133,14 +133,21 @@ public:
         const Function<S> t = impl_.apply_transpose(w, e_y);
         ++calls;
         require(t.size() == nx_, "apply_transpose returned ", t.size(), " values, expected ", nx_);
-        std::vector<Rational> want(nx_, 0), size(nx_, 0);
+        // Only the sources of row y are read as rationals; any other
+        // differs exactly when its value is not 0.
+        std::map<Index, std::pair<Rational, Rational>> want; // x: value, Σ|terms|
         for (const auto &[xp, c] : spec_[y])
           if (xp.first < nx_) {
-            want[xp.first] += c * wv[xp.second];
-            size[xp.first] += abs(c * wv[xp.second]);
+            want[xp.first].first += c * wv[xp.second];
+            want[xp.first].second += abs(c * wv[xp.second]);
           }
-        for (Index x = 0; x < nx_; ++x)
-          if (abs(to_rational(t[x]) - want[x]) > Rational(tolerance_) * size[x]) differs[x] = true;
+        for (Index x = 0; x < nx_; ++x) {
+          const auto it = want.find(x);
+          differs[x] =
+              differs[x] || (it == want.end() ? t[x] != S(0)
+                                              : abs(to_rational(t[x]) - it->second.first) >
+                                                    Rational(tolerance_) * it->second.second);
+        }
       }
       std::vector<Index> xs;
       for (Index x = 0; x < nx_; ++x)
@@ -150,7 +157,9 @@ public:
         got.clear();
         for (Index x : xs) {
           if (!budget()) break;
-          const Function<S> g = gradient(indicator(xs, [&](Index i) { return xs[i] == x; }), y);
+          Function<S> e_x(nx_, S(0));
+          e_x[x] = S(1);
+          const Function<S> g = gradient(e_x, y);
           for (Index p = 0; p < np_; ++p)
             if (g[p] != S(0)) got[{x, p}] = read(g[p]);
         }
@@ -304,9 +313,10 @@ private:
 
   // Calls `leaf(i, ys)` for every i in [lo, hi) at which some of ys differ,
   // given that they differ somewhere in [lo, hi). A y that neither half
-  // shows was missed by a probe (each misses with probability ≤ 2/s; with
-  // float32's s = 7 at the size of a pooling, one in four), so both halves
-  // are asked again, up to 8 times. A miss in one half while the other
+  // shows was missed by a probe (each misses with probability ≤ 2/s: one
+  // in four measured at s = 7, a pooling's float32 r before inexact
+  // comparisons took r ≥ 2^10), so both halves are asked again, up to 8
+  // times. A miss in one half while the other
   // shows y is caught by the caller's accounting.
   template <class Test, class Leaf>
   void halve(Index lo, Index hi, const std::vector<Index> &ys, Test &&test, Leaf &&leaf) {
