@@ -6,6 +6,7 @@
 // reader (pm::io::parse_machine), so that a constructor checks its arguments
 // and words its errors exactly as a model file is checked.
 #include "models.hpp"
+#include "pm/io/model_writer.hpp"
 #include "pm/io/torch_layout.hpp"
 #include "pm/layers.hpp"
 #include "pm/validate/catalogue.hpp"
@@ -46,23 +47,28 @@ struct Layout {
   Index bias_axis = 0;
 };
 
+// `named`: the layer's named form (pm/io/model_writer.hpp), when it has one.
 inline LayerModel rule_model(std::string name, Rows rows, Shape source, Shape target,
-                             Shape parameters, bool has_parameters, const Layout &l, bool bias) {
+                             Shape parameters, bool has_parameters, const Layout &l, bool bias,
+                             pm::io::Json named = {}) {
   if (l.torch) {
-    auto r = std::make_shared<const pm::io::RelayoutRows>(
-        rows, source, target, parameters, l.source_order, l.target_order, l.parameter_order);
-    source = r->source_shape(), target = r->target_shape(), parameters = r->parameter_shape();
-    rows = std::move(r);
+    const auto r = pm::io::relayout({rows, source, target, parameters}, l.source_order,
+                                    l.target_order, l.parameter_order);
+    rows = r.rows, source = r.source, target = r.target, parameters = r.parameters;
   }
   if (bias) {
     pm::require(has_parameters, name, ": bias: the layer has no parameters to add a bias to");
     rows = std::make_shared<const pm::BiasRows>(rows, target, l.bias_axis);
     parameters = Shape({rows->parameters()});
     name += " + bias";
+    if (!named.is_null()) named["bias"] = pm::io::Json{{"axes", {l.bias_axis}}};
   }
-  return LayerModel(pm::io::described_layer(std::move(name), std::move(source), std::move(target),
-                                            std::move(parameters), has_parameters,
-                                            std::move(rows)));
+  if (!named.is_null()) named["name"] = name;
+  pm::io::LayerDescription d =
+      pm::io::described_layer(std::move(name), std::move(source), std::move(target),
+                              std::move(parameters), has_parameters, std::move(rows));
+  d.named = std::move(named);
+  return LayerModel(std::move(d));
 }
 
 // (position…, channel) ↔ (channel, position…) on source and target.
@@ -78,19 +84,21 @@ inline LayerModel dense_layer(Index in, Index out, bool bias, const std::string 
   if (!torch) { // the seed's convention: the bias input is the last source point, set to 1
     const pm::DenseSpec s{in, out, bias};
     const Shape p = bias ? Shape({s.parameters()}) : Shape({in, out});
-    return LayerModel(pm::io::described_layer(name + (bias ? " + bias" : ""), Shape({s.source()}),
-                                              Shape({out}), p, true, pm::dense_rows(s)));
+    pm::io::LayerDescription d =
+        pm::io::described_layer(name + (bias ? " + bias" : ""), Shape({s.source()}), Shape({out}),
+                                p, true, pm::dense_rows(s));
+    if (!bias) d.named = pm::io::named_dense_json(name, in, out, false);
+    return LayerModel(std::move(d));
   }
   // Linear's weight (out, in), and its bias added to the output.
   return rule_model(name, std::make_shared<const pm::DenseRows>(in, out), Shape({in}), Shape({out}),
-                    Shape({in, out}), true, Layout{true, {}, {}, {1, 0}, 0}, bias);
+                    Shape({in, out}), true, Layout{true, {}, {}, {1, 0}, 0}, bias,
+                    pm::io::named_dense_json(name, in, out, true));
 }
 
 // A convolution in PyTorch's layout: parameters (c_out, c_in/groups, kernel…).
 inline Layout conv_layout(bool torch, Index rank) {
-  std::vector<Index> param{rank + 1, rank};
-  for (Index j = 0; j < rank; ++j) param.push_back(j);
-  return channels_first(torch, rank, param);
+  return channels_first(torch, rank, pm::io::conv_parameter_order(rank));
 }
 
 inline LayerModel conv_layer(const pm::ConvSpec &c, bool bias, const std::string &layout) {
@@ -98,9 +106,10 @@ inline LayerModel conv_layer(const pm::ConvSpec &c, bool bias, const std::string
   const std::string name = "conv(" + std::to_string(c.rank()) + "-d, " +
                            std::to_string(c.in_channels) + " -> " + std::to_string(c.out_channels) +
                            ")";
+  const bool torch = torch_layout(layout);
   return rule_model(name, std::make_shared<const pm::ConvRows>(c), c.input_shape(),
-                    c.output_shape(), c.parameter_shape(), true,
-                    conv_layout(torch_layout(layout), c.rank()), bias);
+                    c.output_shape(), c.parameter_shape(), true, conv_layout(torch, c.rank()), bias,
+                    pm::io::named_conv_json(name, c, false, torch));
 }
 
 // PyTorch's ConvTransposeNd(in, out, k, stride, padding, output_padding,
@@ -130,9 +139,10 @@ inline LayerModel conv_transpose_layer(pm::ConvSpec c, const std::vector<Index> 
   const std::string name = "conv_transpose(" + std::to_string(rank) + "-d, " +
                            std::to_string(c.out_channels) + " -> " + std::to_string(c.in_channels) +
                            ")";
+  const bool torch = torch_layout(layout);
   return rule_model(name, std::make_shared<const pm::ConvTransposeRows>(c), c.output_shape(),
-                    c.input_shape(), c.parameter_shape(), true,
-                    conv_layout(torch_layout(layout), rank), bias);
+                    c.input_shape(), c.parameter_shape(), true, conv_layout(torch, rank), bias,
+                    pm::io::named_conv_json(name, c, true, torch));
 }
 
 inline LayerModel time_conv_layer(const pm::TimeConvSpec &c, bool bias, const std::string &layout) {
@@ -155,7 +165,8 @@ inline LayerModel graph_layer(const pm::GraphConvSpec &c, bool bias, const std::
   return rule_model("graph(" + std::to_string(c.nodes) + " nodes)",
                     std::make_shared<const pm::GraphRows>(c), Shape({c.nodes, c.in_channels}),
                     Shape({c.nodes, c.out_channels}), Shape({c.in_channels, c.out_channels}), true,
-                    Layout{torch, {}, {}, {1, 0}, 1}, bias);
+                    Layout{torch, {}, {}, {1, 0}, 1}, bias,
+                    pm::io::named_graph_json("graph", c, torch));
 }
 
 // A parameterless layer (one-point parameter space) on (position…, channel).

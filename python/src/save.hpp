@@ -142,8 +142,34 @@ template <class Write> void save_all_or_nothing(const std::string &path, Write &
   }
 }
 
+// A layer too large to list, by name (docs/formats.md §2.5): the weights of
+// a bias (after the layer's, flat) in a file of their own.
+inline void write_named_layer(const pm::io::LayerDescription &d,
+                              const std::filesystem::path &json) {
+  pm::io::Json j = d.named;
+  j["name"] = d.name;
+  if (!d.weights) {
+    write_model(json, std::move(j), std::nullopt, d.parameters);
+    return;
+  }
+  std::vector<double> w = *d.weights;
+  Shape shape = d.parameters;
+  if (d.bias) {
+    const pm::io::NamedLayer l = pm::io::read_named_layer(pm::io::Field(j, json.string()));
+    const Index n = l.layer.parameters.size();
+    const std::vector<double> b(w.begin() + n, w.end());
+    w.resize(n);
+    shape = l.layer.parameters;
+    const std::string npy = json.stem().string() + ".b.npy";
+    pm::io::write_npy((json.parent_path() / npy).string(), {Index(b.size())}, b);
+    j["bias"]["weights"] = npy;
+  }
+  write_model(json, std::move(j), w, shape);
+}
+
 inline void write_layer(const LayerModel &m, const std::filesystem::path &json) {
   const pm::io::LayerDescription &d = m.d;
+  if (!d.span_held && !d.named.is_null()) return write_named_layer(d, json);
   pm::io::Json j = pm::io::layer_json(d.name, d.source, d.target, d.parameters, d.has_parameters,
                                       pm::io::edges_of(d, "save"));
   if (d.source_grading)

@@ -2,6 +2,8 @@
 layer's forward (the specification, evaluated exactly) equals the torch
 functional on a small random input, in PyTorch's layout (layout="torch",
 so no permute is written here) and, where it has one, with its bias."""
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -180,5 +182,41 @@ def test_a_large_layer_is_held_by_its_rule(tmp_path):
     assert layer.parameter_shape == (64, 64, 3, 3)
     with pytest.raises(pmach.Error, match="has up to 115605504 edges, expected at most 4194304"):
         layer.forward(np.zeros((64, 56, 56)), np.zeros((64, 64, 3, 3)))
+    # Saved by name (docs/formats.md 2.5): read back, it is held by its rule.
+    layer.save(str(tmp_path / "big.json"))
+    saved = json.loads((tmp_path / "big.json").read_text())
+    assert saved["layer"] == "conv" and saved["layout"] == "torch" and "edges" not in saved
+    again = pmach.load(str(tmp_path / "big.json"))
+    assert "held by its rule" in repr(again)
+    assert again.parameter_shape == (64, 64, 3, 3)
+    with_bias = pmach.layers.conv((56, 56), 64, 64, 3, padding=1, bias=True, layout="torch")
+    with_bias.save(str(tmp_path / "bias.json"))
+    assert json.loads((tmp_path / "bias.json").read_text())["bias"] == {"axes": [0]}
+    assert pmach.load(str(tmp_path / "bias.json")).parameter_shape == (64 * 64 * 9 + 64,)
+    # A layer without a named form is still refused in one line.
+    pool = pmach.layers.avg_pool((128, 128), 256, 3, stride=1)
     with pytest.raises(pmach.Error, match="save: .* expected at most 4194304 to list them"):
-        layer.save(str(tmp_path / "big.json"))
+        pool.save(str(tmp_path / "pool.json"))
+
+
+def test_a_saved_large_layer_is_checked_at_full_size(tmp_path):
+    # 16 -> 16 channels on 64x64: 9.4 million edges, saved by name; the file
+    # read back checks a PyTorch module by CONF-EQUAL, and finds a flipped kernel.
+    pmach.layers.conv((64, 64), 16, 16, 3, padding=1, layout="torch").save(str(tmp_path / "c.json"))
+    spec = pmach.load(str(tmp_path / "c.json"))
+    torch.manual_seed(0)
+    module = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+    report = pmach.check(spec, module)
+    assert report.passed, report
+
+    class Flipped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.zeros(16, 16, 3, 3))
+
+        def forward(self, x):
+            return torch.nn.functional.conv2d(x, self.weight.flip(-1, -2), padding=1)
+
+    report = pmach.check(spec, Flipped())
+    assert not report.passed
+    assert "flipped kernel" in str(report)

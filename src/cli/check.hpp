@@ -120,6 +120,23 @@ inline pm::Report check_layer_file(const pm::io::LayerDescription &d, pm::Valida
   pm::Report rep;
   opt.shapes = pm::case_shapes(d);
   const std::string name = d.name.empty() ? d.file : d.name;
+  if (!d.span_held) { // a named layer too large to list: its rule is the constructor's
+    pm::add_row(rep, opt, "*", name, [&]() -> pm::LawResult {
+      return {"*",
+              name,
+              pm::Status::not_applicable,
+              0,
+              true,
+              0,
+              0,
+              opt.seed,
+              "the layer has more than " + std::to_string(pm::io::max_listed_edges) +
+                  " edges and is held by its constructor's rule, whose laws are tested at small "
+                  "sizes (tests/layers/) and not re-run at this size; --against DIR (from pmach "
+                  "probe) compares an implementation with it at full size (CONF-EQUAL)"};
+    });
+    return rep;
+  }
   const pm::io::ModelSize size{d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(),
                                0};
   require_check_work(size, opt, d.file);
@@ -294,8 +311,14 @@ inline int run_check(const Args &args) {
         pm::require(!layer->bias, file, ": --against compares layers without a bias; check the ",
                     "layer without its 'bias' field");
         rep.append(pm::is_probe_dir(dir) ? pm::compare_probes(*layer, dir, name)
-                                         : pm::compare_samples(*layer, dir, name));
+                                         : pm::compare_layer_samples(*layer, dir, name));
       }
+      // Nothing ran on a layer held by its rule unless an implementation
+      // was compared with it: never a vacuous pass.
+      if (!layer->span_held)
+        pm::validation::require_comparison(
+            rep, {"CONF-EQUAL forward", "SAMPLE y", "SAMPLE grad_x", "SAMPLE grad_w"}, name,
+            opt.seed);
     } else {
       const auto &machine = std::get<pm::io::MachineDescription>(model);
       const std::string name = machine.name.empty() ? machine.file : machine.name;

@@ -132,6 +132,7 @@ inline void write_dot(std::ostream &os, const pm::io::ModelDescription &model,
                       dot::Form form = dot::Form::automatic) {
   using namespace dot;
   if (const auto *d = std::get_if<pm::io::LayerDescription>(&model)) {
+    pm::io::edges_of(*d, "dot"); // a layer held by its rule alone is refused in one line
     const std::vector<Fate> fate = fates(d->span, d->source_grading ? &*d->source_grading : nullptr,
                                          d->target_grading ? &*d->target_grading : nullptr);
     if (full_form(form, d->source.size() + d->target.size(), d->span.apex(), 2,

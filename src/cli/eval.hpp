@@ -126,6 +126,7 @@ void require_exact_bits(const pm::io::MachineDescription &d, const pm::GradedSpa
 
 template <class S>
 void eval_layer(const pm::io::LayerDescription &d, const Args &args, Output &out) {
+  pm::io::edges_of(d, "eval"); // a layer held by its rule alone is refused in one line
   const pm::io::ModelSize size{d.source.size(), d.target.size(), d.span.apex(), d.parameters.size(),
                                0};
   const pm::io::NpyArray x0 = read_input<S>(args.get("y0"), d.source, size, d.file);

@@ -19,10 +19,12 @@ inline const char *make_help =
     "usage: pmach make <what> [options] [--file OUT.json]\n"
     "\n"
     "Writes the model file (docs/formats.md) of a built-in constructor to OUT.json,\n"
-    "or to standard output. Layers are written with an explicit edge list (at most\n"
-    "2^22 edges). --bias adds one bias per output channel (\"bias\": {\"axes\"}); the\n"
-    "parameters are then flat, the weights followed by the bias. Layers without\n"
-    "parameters (pool, interpolate, pixel-shuffle, unfold, roll) are called as f(x).\n"
+    "or to standard output. Layers are written with an explicit edge list up to\n"
+    "2^22 edges; larger dense, conv and graph layers by name ({\"layer\": ...}, held\n"
+    "by their rule at any size). --bias adds one bias per output channel\n"
+    "(\"bias\": {\"axes\"}); the parameters are then flat, the weights followed by\n"
+    "the bias. Layers without parameters (pool, interpolate, pixel-shuffle, unfold,\n"
+    "roll) are called as f(x).\n"
     "\n"
     "  dense           --in N --out M [--bias] [--layout pm|torch]\n"
     "                  torch: Linear's weight (out, in); pm with --bias: source\n"
@@ -174,27 +176,34 @@ struct MadeRule {
   bool has_parameters = true;
 };
 
+// A layer with more than max_listed_edges edges is written as its named form
+// (`named`, docs/formats.md §2.5) when it has one, and refused when not.
 inline pm::io::Json rule_json(const MakeArgs &a, const std::string &name, MadeRule m, bool torch,
                               const std::vector<pm::Index> &source_order,
                               const std::vector<pm::Index> &target_order,
-                              const std::vector<pm::Index> &parameter_order, pm::Index bias_axis) {
+                              const std::vector<pm::Index> &parameter_order, pm::Index bias_axis,
+                              const pm::io::Json &named = {}) {
   if (torch) {
-    auto r = std::make_shared<const pm::io::RelayoutRows>(
-        m.rows, m.source, m.target, m.parameters, source_order, target_order, parameter_order);
-    m.source = r->source_shape(), m.target = r->target_shape(), m.parameters = r->parameter_shape();
-    m.rows = std::move(r);
+    const auto r = pm::io::relayout({m.rows, m.source, m.target, m.parameters}, source_order,
+                                    target_order, parameter_order);
+    m.rows = r.rows, m.source = r.source, m.target = r.target, m.parameters = r.parameters;
   }
+  pm::require(!a.has("bias") || m.has_parameters,
+              "--bias: the layer has no parameters to add a bias to");
   const double edges = double(m.rows->target()) * double(m.rows->max_row());
-  pm::require(edges <= double(pm::io::max_listed_edges), "make ", a.what, ": the layer has up to ",
-              static_cast<unsigned long long>(std::min(edges, 1e19)), " edges, expected at most ",
-              pm::io::max_listed_edges,
-              " to list them in a file; write the named layer ({\"layer\": ...}, docs/formats.md)");
-  pm::io::Json j = pm::io::layer_json(name, m.source, m.target, m.parameters, m.has_parameters,
-                                      pm::materialise(*m.rows));
-  if (a.has("bias")) {
-    pm::require(m.has_parameters, "--bias: the layer has no parameters to add a bias to");
-    j["bias"] = pm::io::Json{{"axes", {bias_axis}}};
+  pm::io::Json j;
+  if (edges <= double(pm::io::max_listed_edges)) {
+    j = pm::io::layer_json(name, m.source, m.target, m.parameters, m.has_parameters,
+                           pm::materialise(*m.rows));
+  } else {
+    pm::require(!named.is_null(), "make ", a.what, ": the layer has up to ",
+                static_cast<unsigned long long>(std::min(edges, 1e19)), " edges, expected at most ",
+                pm::io::max_listed_edges,
+                " to list them in a file (dense, conv and graph layers of any size are written "
+                "by name)");
+    j = named;
   }
+  if (a.has("bias")) j["bias"] = pm::io::Json{{"axes", {bias_axis}}};
   return j;
 }
 
@@ -224,14 +233,19 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
     const Index in = a.size("in"), out = a.size("out");
     if (!torch && a.has("bias")) { // the seed's convention: a last source point set to 1
       const pm::DenseSpec d{in, out, true};
+      pm::require(double(d.source()) * double(out) <= double(pm::io::max_listed_edges), "make ",
+                  "dense: --bias in layout pm has ", double(d.source()) * double(out),
+                  " edges, expected at most ", pm::io::max_listed_edges,
+                  " to list them; write it with --layout torch (by name, any size)");
       return pm::io::layer_json(
           "dense " + std::to_string(in) + " -> " + std::to_string(out), pm::Shape({d.source()}),
           pm::Shape({out}), pm::Shape({d.parameters()}), true, pm::materialise(*pm::dense_rows(d)));
     }
-    return rule_json(a, "dense " + std::to_string(in) + " -> " + std::to_string(out),
+    const std::string name = "dense " + std::to_string(in) + " -> " + std::to_string(out);
+    return rule_json(a, name,
                      {std::make_shared<const pm::DenseRows>(in, out), pm::Shape({in}),
                       pm::Shape({out}), pm::Shape({in, out})},
-                     torch, {}, {}, {1, 0}, 0);
+                     torch, {}, {}, {1, 0}, 0, pm::io::named_dense_json(name, in, out, torch));
   }
   if (a.what == "time-conv") {
     const pm::TimeConvSpec t{a.size("length"), a.size("in"), a.size("out"), a.size("lag", 0)};
@@ -261,11 +275,11 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
     g.norm = norm == "sum"    ? pm::GraphNorm::sum
              : norm == "mean" ? pm::GraphNorm::mean
                               : pm::GraphNorm::symmetric;
-    return rule_json(a, "graph conv " + norm,
-                     {std::make_shared<const pm::GraphRows>(g), pm::Shape({g.nodes, g.in_channels}),
-                      pm::Shape({g.nodes, g.out_channels}),
-                      pm::Shape({g.in_channels, g.out_channels})},
-                     torch, {}, {}, {1, 0}, 1);
+    return rule_json(
+        a, "graph conv " + norm,
+        {std::make_shared<const pm::GraphRows>(g), pm::Shape({g.nodes, g.in_channels}),
+         pm::Shape({g.nodes, g.out_channels}), pm::Shape({g.in_channels, g.out_channels})},
+        torch, {}, {}, {1, 0}, 1, pm::io::named_graph_json("graph conv " + norm, g, torch));
   }
   if (a.what == "roll") {
     const pm::Shape shape(a.sizes("shape", true));
@@ -351,8 +365,7 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
                  a.has("groups") ? a.size("groups") : 1};
   c.padding_mode = pm::padding_mode_named(a.text("padding-mode", "zeros"));
   c.validate();
-  std::vector<Index> param{r + 1, r};
-  for (Index j = 0; j < r; ++j) param.push_back(j);
+  const auto param = pm::io::conv_parameter_order(r);
   const auto order = pm::io::channel_first(r);
   const std::string name = std::string(transposed ? "conv transpose " : "conv ") +
                            std::to_string(r) + "d " + std::to_string(in) + " -> " +
@@ -361,11 +374,13 @@ inline pm::io::Json make_layer_json(const MakeArgs &a) {
     return rule_json(a, name,
                      {std::make_shared<const pm::ConvTransposeRows>(c), c.output_shape(),
                       c.input_shape(), c.parameter_shape()},
-                     torch, order, order, param, torch ? 0 : r);
+                     torch, order, order, param, torch ? 0 : r,
+                     pm::io::named_conv_json(name, c, true, torch));
   return rule_json(a, name,
                    {std::make_shared<const pm::ConvRows>(c), c.input_shape(), c.output_shape(),
                     c.parameter_shape()},
-                   torch, order, order, param, torch ? 0 : r);
+                   torch, order, order, param, torch ? 0 : r,
+                   pm::io::named_conv_json(name, c, false, torch));
 }
 
 inline pm::io::Json make_machine_json(const MakeArgs &a) {

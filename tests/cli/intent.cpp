@@ -256,19 +256,19 @@ TEST_CASE("pmach check --against: one row per expected output, never silence") {
 
 namespace {
 
-// Runs the hand-written conv2d on the probe samples of `dir`, as a framework
-// would, and writes its outputs; `forget_batch_sum` keeps only the last
-// sample's weight gradient.
+// Runs the hand-written conv2d (of `spec`) on the probe samples of `dir`, as
+// a framework would, and writes its outputs; `forget_batch_sum` keeps only
+// the last sample's weight gradient.
 void run_framework(const fs::path &dir, Fault fault, pm::io::Dtype dtype, bool fortran,
-                   bool forget_batch_sum) {
+                   bool forget_batch_sum, const pm::ConvSpec &spec = intended) {
   using pm::Index;
-  const pm_test::HandConv2d<double> layer{intended, fault};
+  const pm_test::HandConv2d<double> layer{spec, fault};
   const auto x = pm::io::batch_from_npy<double>(pm::io::read_npy((dir / "x.npy").string()),
-                                                intended.input_shape(), "x");
+                                                spec.input_shape(), "x");
   const auto w = pm::io::batch_from_npy<double>(pm::io::read_npy((dir / "w.npy").string()),
-                                                intended.parameter_shape(), "w", x.cols);
+                                                spec.parameter_shape(), "w", x.cols);
   const auto g = pm::io::batch_from_npy<double>(pm::io::read_npy((dir / "g.npy").string()),
-                                                intended.output_shape(), "g", x.cols);
+                                                spec.output_shape(), "g", x.cols);
   std::vector<double> y;
   pm::Function<double> gw(layer.parameter_size(), 0);
   for (Index b = 0; b < x.cols; ++b) {
@@ -281,7 +281,7 @@ void run_framework(const fs::path &dir, Fault fault, pm::io::Dtype dtype, bool f
       gw = pm::add(gw, gb);
   }
   std::vector<std::size_t> shape{x.cols};
-  const pm::Shape out = intended.output_shape();
+  const pm::Shape out = spec.output_shape();
   for (Index e : out.extents()) shape.push_back(e);
   std::string bytes;
   if (fortran) { // column-major: the first axis varies fastest
@@ -301,7 +301,7 @@ void run_framework(const fs::path &dir, Fault fault, pm::io::Dtype dtype, bool f
     bytes = pm::io::format_npy(shape, y, dtype);
   }
   std::ofstream((dir / "y.npy").string(), std::ios::binary) << bytes;
-  pm::io::write_npy((dir / "grad_w.npy").string(), intended.parameter_shape().extents(), gw, dtype);
+  pm::io::write_npy((dir / "grad_w.npy").string(), spec.parameter_shape().extents(), gw, dtype);
 }
 
 Run probe_round_trip(const std::string &name, Fault fault,
@@ -383,6 +383,64 @@ TEST_CASE("pmach probe: a backward that forgets the batch sum fails grad_w, forw
   CHECK(rs["CONF-SPAN-DIFF conv2d as intended"].first == "passed");
   CHECK(rs["SAMPLE grad_w conv2d as intended"].first == "failed");
   CHECK(rs["SAMPLE grad_w conv2d as intended"].second.find("theirs") != std::string::npos);
+}
+
+TEST_CASE("pmach make, probe and check --against at full size: a conv held by its rule") {
+  // 16 -> 16 channels, 3×3, on 64×64: 9.4·10^6 edges, more than 2^22 to list,
+  // so make writes the named layer and the check compares by CONF-EQUAL.
+  const pm::ConvSpec big{{64, 64}, 16, 16, {3, 3}, {1, 1}, {1, 1}, {}, {}, 1};
+  const std::string file =
+      made("make conv --in 16 --out 16 --size 64 64 --kernel 3 3 --padding 1 1", "big_conv.json");
+  const pm::io::Json j = pm::io::read_json(file);
+  CHECK(j["layer"] == "conv");
+  CHECK(j.find("edges") == j.end());
+  // Alone, nothing compares the layer with anything: not passed.
+  const Run alone = pmach("check " + file);
+  INFO(alone.out);
+  CHECK(alone.code == 1);
+  CHECK(alone.out.find("held by its constructor's rule") != std::string::npos);
+  CHECK(alone.out.find("not compared") != std::string::npos);
+  pm_test::expect_input_error(pmach("dot " + file), "held by its rule");
+  pm_test::expect_input_error(pmach("eval " + file + " --y0 x.npy --out o"), "held by its rule");
+  const fs::path dir = work / "probe_big";
+  fs::remove_all(dir);
+  const Run p = pmach("probe " + file + " --out " + dir.string());
+  INFO(p.err);
+  REQUIRE(p.code == 0);
+  const pm::io::Json manifest = pm::io::read_json((dir / "probe.json").string());
+  CHECK(manifest["recovery"] == "none");
+  CHECK(manifest["equal"].get<long long>() == manifest["samples"].get<long long>());
+  for (const Fault fault : {Fault::none, Fault::flipped}) {
+    run_framework(dir, fault, pm::io::Dtype::float32, false, false, big);
+    const Run r = pmach("check " + file + " --json --against " + dir.string());
+    INFO(r.out);
+    auto rs = rows(r);
+    const std::string subject = " conv 2d 16 -> 16";
+    // The samples' exact reference comes from the rule: y and the summed
+    // weight gradient are compared at full size too.
+    const std::string verdict = fault == Fault::none ? "passed" : "failed";
+    CHECK(r.code == (fault == Fault::none ? 0 : 1));
+    CHECK(rs["CONF-EQUAL forward" + subject].first == verdict);
+    CHECK(rs["SAMPLE y" + subject].first == verdict);
+    CHECK(rs["SAMPLE grad_w" + subject].first == verdict);
+  }
+  // Samples that are not integers are not evaluated at this size: named as
+  // not compared, and the check is not passed.
+  const fs::path reals = work / "reals_big";
+  fs::remove_all(reals);
+  fs::create_directories(reals);
+  pm::io::write_npy((reals / "x.npy").string(), big.input_shape().extents(),
+                    std::vector<double>(big.input_shape().size(), 0.5));
+  pm::io::write_npy((reals / "w.npy").string(), big.parameter_shape().extents(),
+                    std::vector<double>(big.parameter_shape().size(), 1.0));
+  pm::io::write_npy((reals / "y.npy").string(), big.output_shape().extents(),
+                    std::vector<double>(big.output_shape().size(), 0.0));
+  const Run r = pmach("check " + file + " --json --against " + reals.string());
+  INFO(r.out);
+  CHECK(r.code == 1);
+  const auto [status, detail] = rows(r)["SAMPLE y conv 2d 16 -> 16"];
+  CHECK(status == "too weak");
+  CHECK(detail.find("evaluated exactly only when x, w and g are integers") != std::string::npos);
 }
 
 TEST_CASE("pmach probe: samples that are not the probes are bad input") {

@@ -79,7 +79,22 @@ TEST_CASE("pmach make conv: bias, padding modes, transposed channels and the siz
   const auto t = made("make conv --in 2 --out 4 --size 6 --kernel 3 --stride 2 --transpose");
   CHECK(t.source.extents() == std::vector<pm::Index>{2, 2});
   CHECK(t.target.extents() == std::vector<pm::Index>{6, 4});
-  const Run big = pmach("make conv --in 64 --out 64 --size 56 56 --kernel 3 3 --padding 1 1");
-  CHECK(big.code == 2);
-  CHECK(big.err.find("expected at most 4194304 to list them") != std::string::npos);
+  // Past 2^22 edges a conv is written by name (held by its rule when read),
+  // with its layout and bias; a layer without a named form is refused.
+  const Run big = pmach("make conv --in 64 --out 64 --size 56 56 --kernel 3 3 --padding 1 1 "
+                        "--layout torch --bias");
+  REQUIRE(big.code == 0);
+  const auto j = pm::io::Json::parse(big.out);
+  CHECK(j["layer"] == "conv");
+  CHECK(j["layout"] == "torch");
+  CHECK(j["bias"] == pm::io::Json{{"axes", {0}}});
+  const auto named = pm::io::parse_layer(j, "big.json");
+  CHECK_FALSE(named.span_held);
+  CHECK(named.bias);
+  CHECK(named.source.extents() == std::vector<pm::Index>{64, 56, 56});
+  CHECK(named.parameters.size() == 64 * 64 * 9 + 64);
+  const Run pool = pmach("make pool --channels 256 --size 128 128 --kernel 3 3 --stride 1 1");
+  CHECK(pool.code == 2);
+  CHECK(pool.err.find("expected at most 4194304 to list them in a file (dense, conv and graph "
+                      "layers of any size are written by name)") != std::string::npos);
 }

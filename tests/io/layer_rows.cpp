@@ -4,10 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include "pm/io/layer_format.hpp"
+#include "pm/io/model_writer.hpp"
+#include "pm/io/npy.hpp"
 #include "pm/io/torch_layout.hpp"
 #include "pm/layers.hpp"
+#include "tests/support/scratch.hpp"
 
 using namespace pm;
+using pm_test::ScratchDir;
 
 TEST_CASE("described_layer lists small layers and holds large ones by their rule") {
   const ConvSpec small{{5, 5}, 2, 3, {3, 3}, {1, 1}, {1, 1}, {}, {}, 1};
@@ -89,7 +93,7 @@ TEST_CASE("a named layer is shown to admit, with the size it is built with, befo
           seen = s;
         });
     REQUIRE(seen);
-    CHECK(seen->edges == double(named.layer.span.apex()));
+    CHECK(seen->edges == double(materialise(*named.layer.rows).apex()));
     CHECK(seen->parameters == double(named.layer.parameters.size()));
     CHECK(seen->target_points == double(named.layer.target.size()));
     // A refusal by admit is the reader's answer.
@@ -97,4 +101,75 @@ TEST_CASE("a named layer is shown to admit, with the size it is built with, befo
                                            [](const io::LayerSize &) { throw Error("refused"); }),
                       "refused");
   }
+}
+
+TEST_CASE("a named layer is its constructor's rule: listed when small, held by it at any size") {
+  const io::Json head{{"pmach", 1}, {"kind", "layer"}, {"layer", "conv"}, {"layout", "torch"}};
+  io::Json small = head;
+  small.update({{"in", 2}, {"out", 3}, {"size", {5, 5}}, {"kernel", {3, 3}}, {"padding", {1, 1}}});
+  const auto s = io::parse_layer(small, "small.json");
+  CHECK(s.span_held);
+  REQUIRE(s.rows);
+  CHECK(s.span.apex() == 13 * 13 * 2 * 3);
+  CHECK(materialise(*s.rows).apex() == s.span.apex());
+  CHECK(s.named["layer"] == "conv");
+  // ResNet-50's 64 -> 64 3×3 conv on 56×56: held by its rule alone.
+  io::Json big = head;
+  big.update(
+      {{"in", 64}, {"out", 64}, {"size", {56, 56}}, {"kernel", {3, 3}}, {"padding", {1, 1}}});
+  const auto b = io::parse_layer(big, "big.json");
+  CHECK_FALSE(b.span_held);
+  CHECK(b.source.extents() == std::vector<Index>{64, 56, 56});
+  CHECK(b.parameters.extents() == std::vector<Index>{64, 64, 3, 3});
+  std::vector<RowEdge> row;
+  b.rows->row(b.target.flat({5, 28, 28}), row);
+  CHECK(row.size() == 9 * 64);
+  CHECK_THROWS_WITH(io::edges_of(b, "eval"), Catch::Contains("held by its rule"));
+  // Its bias: one per channel after the weights, default weights for both.
+  const ScratchDir dir("pm_named");
+  const std::string w = (dir.path / "w.npy").string(), bias = (dir.path / "b.npy").string();
+  io::write_npy(w, {64, 64, 3, 3}, std::vector<double>(64 * 64 * 9, 1.0));
+  std::vector<double> bs(64);
+  for (std::size_t c = 0; c < 64; ++c) bs[c] = double(c);
+  io::write_npy(bias, {64}, bs);
+  io::Json with_bias = big;
+  with_bias["weights"] = w;
+  with_bias["bias"] = {{"axes", {0}}, {"weights", bias}};
+  const auto bb = io::parse_layer(with_bias, "bias.json");
+  CHECK(bb.bias);
+  CHECK(bb.parameters.size() == 64 * 64 * 9 + 64);
+  REQUIRE(bb.weights);
+  CHECK((*bb.weights)[64 * 64 * 9 + 7] == 7.0);
+  CHECK(bb.named["bias"] == io::Json{{"axes", {0}}});
+  CHECK(bb.named.find("weights") == bb.named.end());
+  row.clear();
+  bb.rows->row(bb.target.flat({7, 0, 0}), row);
+  CHECK((row.back().source == bb.source.size() && row.back().parameter == 64 * 64 * 9 + 7));
+}
+
+TEST_CASE("the named form written for a layer reads back as that layer") {
+  // A transposed conv 4 -> 2 channels (stride 2, padding 1), in PyTorch's
+  // layout: ConvTranspose1d(4, 2, 3, stride=2, padding=1).weight is (4, 2, 3).
+  const ConvSpec c{{6}, 2, 4, {3}, {1}, {1}, {2}, {}, 1};
+  const auto d = io::parse_layer(io::named_conv_json("t", c, true, true), "t.json");
+  CHECK(d.source.extents() == std::vector<Index>{4, 3});
+  CHECK(d.target.extents() == std::vector<Index>{2, 6});
+  CHECK(d.parameters.extents() == std::vector<Index>{4, 2, 3});
+  const io::ShapedRows torch =
+      io::relayout({std::make_shared<const ConvTransposeRows>(c), c.output_shape(), c.input_shape(),
+                    c.parameter_shape()},
+                   io::channel_first(1), io::channel_first(1), io::conv_parameter_order(1));
+  const auto a = materialise(*torch.rows);
+  CHECK(a.span.s.images == d.span.span.s.images);
+  CHECK(a.span.t.images == d.span.span.t.images);
+  CHECK(a.pi.images == d.span.pi.images);
+  // A graph with symmetric normalisation at degrees that are not squares:
+  // the rule's weights, nearest doubles of 1/√(d_u d_v).
+  GraphConvSpec g;
+  g.nodes = 3;
+  g.edges = {{0, 1}, {2, 1}, {1, 0}};
+  g.norm = GraphNorm::symmetric;
+  const auto gd = io::parse_layer(io::named_graph_json("g", g, false), "g.json");
+  CHECK_FALSE(gd.rows->exact());
+  CHECK(gd.span.apex() == 3);
 }

@@ -13,6 +13,7 @@
 #include "pm/category/span_rows.hpp"
 #include "pm/io/named_layer.hpp"
 #include "pm/layers/coproduct.hpp"
+#include "pm/layers/rows.hpp"
 
 namespace pm::io {
 
@@ -39,6 +40,11 @@ struct LayerDescription {
   // False when the layer is too large to list (more than max_listed_edges):
   // `span` is then empty and only `rows` holds it (edges_of says so).
   bool span_held = true;
+  // The named-layer form (§2.5) when the layer has one (a named layer read,
+  // or a constructor's dense, conv or graph layer): its fields with "layer",
+  // "layout" and "bias": {"axes": [a]}, without weights. A layer too large
+  // to list is saved as this.
+  Json named;
 };
 
 // The most edges a constructor lists next to its rule: 2^22 edges, about
@@ -139,7 +145,8 @@ struct Bias {
   std::optional<std::vector<double>> weights;
 };
 
-inline Bias read_bias(const Field &f, const Shape &target, std::optional<Index> channel_axis) {
+inline std::vector<Index> bias_axes(const Field &f, const Shape &target,
+                                    std::optional<Index> channel_axis) {
   std::vector<Index> axes;
   if (f.json().is_boolean()) { // true: false is no bias
     if (!channel_axis)
@@ -156,6 +163,11 @@ inline Bias read_bias(const Field &f, const Shape &target, std::optional<Index> 
       axes.push_back(a);
     }
   }
+  return axes;
+}
+
+inline Bias read_bias(const Field &f, const Shape &target, std::optional<Index> channel_axis) {
+  const std::vector<Index> axes = bias_axes(f, target, channel_axis);
   Bias b;
   b.parameters = permuted(target, axes);
   const Index n = target.size();
@@ -182,6 +194,39 @@ inline void require_bias_edges(const Field &bias, double edges, double target_po
           Index(n), " edges with its bias (one per target point), expected at most ", max_edges);
 }
 
+// A named layer's form without its weights (LayerDescription::named), its
+// bias (if any) on the listed target axes.
+inline Json named_form(const Field &root, const std::vector<Index> &axes, bool bias) {
+  Json j = root.json();
+  j["pmach"] = format_version;
+  j["kind"] = "layer";
+  j.erase("weights");
+  j.erase("bias");
+  if (bias) j["bias"] = Json{{"axes", axes}};
+  return j;
+}
+
+// A bias on a layer held by its rule: one per entry of one target axis
+// (BiasRows), its parameters after the layer's.
+inline void add_bias_to_rule(LayerDescription &d, const Field &f, Index channel_axis) {
+  const std::vector<Index> axes = bias_axes(f, d.target, channel_axis);
+  if (axes.size() != 1)
+    f.fail("true or {\"axes\": [a]} with one axis (a layer held by its rule, more than " +
+           std::to_string(max_listed_edges) + " edges, has one bias per entry of one axis)");
+  if (!f.json().is_boolean()) {
+    const auto b = read_weights(f, permuted(d.target, axes));
+    if (bool(d.weights) != bool(b))
+      f.fail("default weights for both the layer ('weights') and its bias ('bias/weights')");
+    if (d.weights) d.weights->insert(d.weights->end(), b->begin(), b->end());
+  } else if (d.weights) {
+    f.fail("{\"axes\": [a], \"weights\": \"b.npy\"}: the layer has default weights, so its "
+           "bias needs them too");
+  }
+  d.rows = std::make_shared<const BiasRows>(d.rows, d.target, axes[0]);
+  d.parameters = Shape({d.rows->parameters()});
+  d.bias = true;
+}
+
 } // namespace detail
 
 // A layer object: a whole file, or an element of a sequence written inline.
@@ -197,7 +242,6 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element,
   std::optional<Index> channel_axis;
   if (root.has("layer")) {
     NamedLayer named = read_named_layer(root, [&](const LayerSize &s) {
-      if (has_bias) detail::require_bias_edges(*bias, s.edges, s.target_points);
       if (admit)
         admit({s.edges + (has_bias ? s.target_points : 0.0), s.parameters, s.target_points});
     });
@@ -205,8 +249,15 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element,
     d.target = named.layer.target;
     d.parameters = named.layer.parameters;
     d.has_parameters = true;
-    d.span = std::move(named.layer.span);
     channel_axis = named.channel_axis;
+    d.named = detail::named_form(
+        root, has_bias ? bias_axes(*bias, d.target, channel_axis) : std::vector<Index>{}, has_bias);
+    // Listed when small (every command reads it), held by the rule alone
+    // when not; the rule serves CONF-EQUAL either way.
+    const SpanRows &rows = *named.layer.rows;
+    d.span_held = double(rows.target()) * double(rows.max_row()) <= double(max_listed_edges);
+    if (d.span_held) d.span = materialise(rows);
+    d.rows = std::move(named.layer.rows);
   } else {
     root.allow_only({"pmach", "kind", "name", "source", "target", "parameters", "edges", "weights",
                      "grading", "bias"});
@@ -216,7 +267,7 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element,
     if (d.has_parameters) d.parameters = read_space(root.at("parameters"));
     d.span = read_edges(root.at("edges"), d.source, d.target, d.parameters, d.has_parameters);
   }
-  d.span.validate(d.file + " " + root.pointer() + " edges");
+  if (d.span_held) d.span.validate(d.file + " " + root.pointer() + " edges");
   if (d.has_parameters)
     d.weights = read_weights(root, d.parameters);
   else if (root.has("weights"))
@@ -232,6 +283,15 @@ inline LayerDescription parse_layer(const Field &root, bool inline_element,
     const Field &f = *bias;
     if (!d.has_parameters)
       f.fail("no bias: a layer without 'parameters' has no weights to add one to");
+    // A named layer whose edges with the bias's are too many to list keeps
+    // its rule alone.
+    if (d.rows && (!d.span_held || d.span.apex() + d.target.size() > max_listed_edges)) {
+      d.span_held = false;
+      d.span = {};
+      detail::add_bias_to_rule(d, f, *channel_axis);
+      return d;
+    }
+    d.rows = nullptr; // the copairing below is the bias's edge list
     detail::require_bias_edges(f, double(d.span.apex()), double(d.target.size()));
     Bias b = read_bias(f, d.target, channel_axis);
     if (bool(d.weights) != bool(b.weights))

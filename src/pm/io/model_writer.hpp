@@ -46,6 +46,65 @@ inline Json layer_json(const std::string &name, const Shape &source, const Shape
   return j;
 }
 
+// A named layer (docs/formats.md §2.5, read by named_layer.hpp): a layer by
+// its constructor and hyper-parameters, how a layer too large to list is
+// written. A bias is added by the caller ("bias": {"axes": [a]}).
+inline Json named_header(const std::string &name, const char *layer, bool torch) {
+  return Json{{"pmach", format_version},
+              {"kind", "layer"},
+              {"name", name},
+              {"layer", layer},
+              {"layout", torch ? "torch" : "pm"}};
+}
+
+inline Json named_dense_json(const std::string &name, Index in, Index out, bool torch) {
+  Json j = named_header(name, "dense", torch);
+  j["in"] = in;
+  j["out"] = out;
+  return j;
+}
+
+// A convolution, or with `transposed` the transposed convolution of c (its
+// "in" and "out" the transposed layer's own, c's output and input channels).
+inline Json named_conv_json(const std::string &name, const ConvSpec &c, bool transposed,
+                            bool torch) {
+  Json j = named_header(name, "conv", torch);
+  j["in"] = transposed ? c.out_channels : c.in_channels;
+  j["out"] = transposed ? c.in_channels : c.out_channels;
+  j["size"] = c.spatial;
+  j["kernel"] = c.kernel;
+  std::vector<Index> stride, dilation, lo, hi;
+  for (Index a = 0; a < c.rank(); ++a) {
+    stride.push_back(c.step(a));
+    dilation.push_back(c.dil(a));
+    lo.push_back(c.lo(a));
+    hi.push_back(c.hi(a));
+  }
+  j["stride"] = stride;
+  j["dilation"] = dilation;
+  j["padding"] = lo;
+  j["padding_hi"] = hi;
+  j["groups"] = c.groups;
+  if (transposed) j["transpose"] = true;
+  const char *modes[] = {"zeros", "circular", "reflect", "replicate"};
+  j["padding_mode"] = modes[int(c.padding_mode)];
+  return j;
+}
+
+inline Json named_graph_json(const std::string &name, const GraphConvSpec &g, bool torch) {
+  Json j = named_header(name, "graph", torch);
+  j["nodes"] = g.nodes;
+  Json edges = Json::array();
+  for (const auto &[u, v] : g.edges) edges.push_back(Json::array({u, v}));
+  j["edges"] = std::move(edges);
+  j["c_in"] = g.in_channels;
+  j["c_out"] = g.out_channels;
+  const char *norms[] = {"sum", "mean", "symmetric"};
+  j["normalisation"] = norms[int(g.norm)];
+  j["self_loops"] = g.self_loops;
+  return j;
+}
+
 // A seed machine by name and hyper-parameters (docs/formats.md, "machine").
 inline Json seed_machine_json(const std::string &name, const SeedDescription &d) {
   Json j{{"pmach", format_version}, {"kind", "machine"}, {"name", name},

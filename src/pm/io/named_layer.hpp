@@ -4,8 +4,9 @@
 // "layout": "pm" | "torch"}. The spaces and the parameter shape follow from
 // the hyper-parameters, each in one documented layout per layer; "layout":
 // "torch" relabels them so that PyTorch's weight tensor is the parameter
-// array unchanged (torch_layout.hpp). Every size is bounded before the span
-// is built, as for the seed machines.
+// array unchanged (torch_layout.hpp). The layer is its constructor's rule
+// (pm::SpanRows), so a named layer of any size costs O(parameters +
+// activations); every size is bounded before the rule is made.
 #include <functional>
 
 #include "pm/io/span_format.hpp"
@@ -16,10 +17,15 @@
 
 namespace pm::io {
 
+// The most edges a named layer may have: it is held by its rule, so this
+// bounds the work of one evaluation (about 4 s per probe at 1 ns an edge),
+// not memory. A ResNet-50 convolution has about 2^27.
+inline constexpr Index max_named_edges = Index(1) << 32;
+
 // A constructed layer and the axis of its target that holds the channels
 // (what "bias": true gives one bias per entry of).
 struct NamedLayer {
-  ShapedSpan layer;
+  ShapedRows layer;
   Index channel_axis = 0;
 };
 
@@ -66,11 +72,12 @@ inline NamedLayer read_dense(const Field &root, const Admit &admit) {
   root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "in", "out"});
   const DenseSpec d{root.at("in").as_size(1, max_space_size),
                     root.at("out").as_size(1, max_space_size), false};
-  require_product(root, double(d.in) * double(d.out), max_edges, "weights");
+  require_product(root, double(d.in) * double(d.out), max_space_size, "weights");
   if (admit) admit({double(d.in) * double(d.out), double(d.in) * double(d.out), double(d.out)});
   // pm: W(in, out), the seed's layout; torch: Linear's W(out, in).
-  ShapedSpan a{dense<Rational>(d), Shape({d.in}), Shape({d.out}), Shape({d.in, d.out})};
-  if (torch_layout(root)) a = relayout(std::move(a), {}, {}, {1, 0});
+  ShapedRows a{std::make_shared<const DenseRows>(d.in, d.out), Shape({d.in}), Shape({d.out}),
+               Shape({d.in, d.out})};
+  if (torch_layout(root)) a = relayout(a, {}, {}, {1, 0});
   return {std::move(a), 0};
 }
 
@@ -96,7 +103,7 @@ inline double conv_edges(const ConvSpec &c) {
 inline NamedLayer read_conv(const Field &root, const Admit &admit) {
   root.allow_only({"pmach", "kind", "name", "layer", "layout", "bias", "weights", "in", "out",
                    "size", "kernel", "stride", "dilation", "padding", "padding_hi", "groups",
-                   "transpose"});
+                   "transpose", "padding_mode"});
   const bool transposed = root.has("transpose") && root.at("transpose").as_bool();
   const Field size = root.at("size");
   if (size.size() < 1 || size.size() > 8) size.fail("an array of 1 to 8 spatial extents");
@@ -116,28 +123,43 @@ inline NamedLayer read_conv(const Field &root, const Admit &admit) {
   c.pad_lo = per_axis(root, "padding", r, 0, 0);
   c.pad_hi = root.has("padding_hi") ? per_axis(root, "padding_hi", r, 0, 0) : c.pad_lo;
   c.groups = root.has("groups") ? root.at("groups").as_size(1, max_space_size) : 1;
+  if (const auto m = root.find("padding_mode")) {
+    const std::string mode = m->as_string();
+    if (mode != "zeros" && mode != "circular" && mode != "reflect" && mode != "replicate")
+      m->fail("\"zeros\", \"circular\", \"reflect\" or \"replicate\"");
+    if (transposed && mode != "zeros")
+      m->fail("\"zeros\" (a transposed convolution pads with zeros only)");
+    c.padding_mode = padding_mode_named(mode);
+  }
   try {
     c.validate();
   } catch (const Error &e) {
     pm::detail::fail(root.file(), ": ", root.pointer(), ": ", e.what());
   }
   double positions_in = c.in_channels, positions_out = c.out_channels,
-         edges = double(c.out_channels) * double(c.in_channels / c.groups);
+         edges = double(c.out_channels) * double(c.in_channels / c.groups), weights = edges;
   const std::vector<Index> o = c.output_extents();
   for (Index j = 0; j < r; ++j) {
     positions_in *= double(c.spatial[j]);
     positions_out *= double(o[j]);
     edges *= double(o[j]) * double(c.kernel[j]);
+    weights *= double(c.kernel[j]);
   }
   require_product(root, std::max(positions_in, positions_out), max_space_size, "points in a space");
-  require_product(root, edges, max_edges, "edges");
+  require_product(root, weights, max_space_size, "weights");
+  require_product(root, edges, max_named_edges, "edges");
   if (admit)
     admit({conv_edges(c), double(c.parameter_shape().size()),
            transposed ? positions_in : positions_out});
-  ShapedSpan a{transposed ? conv_transpose<Rational>(c) : conv<Rational>(c), c.input_shape(),
-               c.output_shape(), c.parameter_shape()};
-  if (transposed) std::swap(a.source, a.target);
-  if (torch_layout(root)) return {conv_in_torch_layout(std::move(a), r), 0};
+  ShapedRows a{nullptr, c.input_shape(), c.output_shape(), c.parameter_shape()};
+  if (transposed) {
+    a.rows = std::make_shared<const ConvTransposeRows>(c);
+    std::swap(a.source, a.target);
+  } else {
+    a.rows = std::make_shared<const ConvRows>(c);
+  }
+  if (torch_layout(root))
+    return {relayout(a, channel_first(r), channel_first(r), conv_parameter_order(r)), 0};
   return {std::move(a), r};
 }
 
@@ -153,9 +175,10 @@ inline NamedLayer read_graph(const Field &root, const Admit &admit) {
   const double channel_pairs = double(g.in_channels) * double(g.out_channels);
   require_product(root, double(g.nodes) * double(std::max(g.in_channels, g.out_channels)),
                   max_space_size, "points in a space");
+  require_product(root, channel_pairs, max_space_size, "weights");
   const double span_edges =
       (double(edges.size()) + (g.self_loops ? double(g.nodes) : 0.0)) * channel_pairs;
-  require_product(edges, span_edges, max_edges, "edges (graph edges × channel pairs)");
+  require_product(edges, span_edges, max_named_edges, "edges (graph edges × channel pairs)");
   for (std::size_t e = 0; e < edges.size(); ++e) {
     const Field uv = edges[e];
     if (uv.size() != 2) uv.fail("a pair [u, v] of node indices (an edge from u into v)");
@@ -173,18 +196,13 @@ inline NamedLayer read_graph(const Field &root, const Admit &admit) {
       n->fail("\"sum\", \"mean\" or \"symmetric\"");
   }
   if (admit) admit({span_edges, channel_pairs, double(g.nodes) * double(g.out_channels)});
-  ShapedSpan a;
-  try {
-    a.span = graph_conv<Rational>(g); // symmetric: exact only for square degrees
-  } catch (const Error &e) {
-    pm::detail::fail(root.file(), ": ", root.at("normalisation").pointer(), ": ", e.what());
-  }
-  a.source = Shape({g.nodes, g.in_channels});
-  a.target = Shape({g.nodes, g.out_channels});
-  a.parameters = Shape({g.in_channels, g.out_channels});
+  // Symmetric weights that are not rational (a degree that is not a perfect
+  // square) are the rule's, compared within a derived bound (GraphRows).
+  ShapedRows a{std::make_shared<const GraphRows>(g), Shape({g.nodes, g.in_channels}),
+               Shape({g.nodes, g.out_channels}), Shape({g.in_channels, g.out_channels})};
   // torch: the weight of torch.nn.Linear (and of PyTorch Geometric's
   // GraphConv/GCNConv), W(c_out, c_in); node features stay (node, channel).
-  if (torch_layout(root)) a = relayout(std::move(a), {}, {}, {1, 0});
+  if (torch_layout(root)) a = relayout(a, {}, {}, {1, 0});
   return {std::move(a), 1};
 }
 

@@ -57,6 +57,9 @@ inline LayerDescription read_element(const Field &f, std::size_t depth, double &
     require_sequence_edges(f, built + s.edges);
     admit(s);
   });
+  require(l.span_held, f.file(), ": ", f.pointer(), ": the layer has more than ", max_listed_edges,
+          " edges and is held by its rule; a sequence composes edge lists (at most ",
+          max_listed_edges, " edges per layer)");
   built += double(l.span.apex());
   require_sequence_edges(f, built);
   return l;

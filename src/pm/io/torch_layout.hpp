@@ -9,6 +9,7 @@
 // Here the choice is a permutation of axes: (position…, channel) becomes
 // (channel, position…) and (kernel…, c_in/groups, c_out) becomes
 // (c_out, c_in/groups, kernel…), PyTorch's Conv weight W(O, C/groups, k…).
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -22,63 +23,6 @@ inline Shape permuted(const Shape &s, const std::vector<Index> &order) {
   std::vector<Index> ext;
   for (Index j : order) ext.push_back(s.extents()[j]);
   return Shape(ext);
-}
-
-// The flat index of each point of `from` in permuted(from, order).
-inline FinMap relayout_map(const Shape &from, const std::vector<Index> &order) {
-  const Shape to = permuted(from, order);
-  std::vector<Index> images(from.size());
-  std::vector<Index> t(order.size());
-  for (Index f = 0; f < from.size(); ++f) {
-    const auto m = from.multi(f);
-    for (std::size_t j = 0; j < order.size(); ++j) t[j] = m[order[j]];
-    images[f] = to.flat(t);
-  }
-  return FinMap(to.size(), std::move(images));
-}
-
-// A layer with its spaces, as the reader and `pmach make` hand it on.
-struct ShapedSpan {
-  ParametricSpan<Rational> span;
-  Shape source, target, parameters;
-};
-
-// Relabels source, target and parameters of `a` by the axis permutations
-// given (an empty order keeps that space as it is).
-inline ShapedSpan relayout(ShapedSpan a, const std::vector<Index> &source_order,
-                           const std::vector<Index> &target_order,
-                           const std::vector<Index> &parameter_order) {
-  if (!source_order.empty()) {
-    a.span.span.s = compose(relayout_map(a.source, source_order), a.span.span.s);
-    a.source = permuted(a.source, source_order);
-  }
-  if (!target_order.empty()) {
-    a.span.span.t = compose(relayout_map(a.target, target_order), a.span.span.t);
-    a.target = permuted(a.target, target_order);
-  }
-  if (!parameter_order.empty()) {
-    a.span.pi = compose(relayout_map(a.parameters, parameter_order), a.span.pi);
-    a.parameters = permuted(a.parameters, parameter_order);
-  }
-  return a;
-}
-
-// (position…, channel) → (channel, position…) for `rank` positions.
-inline std::vector<Index> channel_first(Index rank) {
-  std::vector<Index> order{rank};
-  for (Index j = 0; j < rank; ++j) order.push_back(j);
-  return order;
-}
-
-// A convolution of `rank` spatial axes (conv() or conv_transpose(), whose
-// parameters are (kernel…, c_in/groups, c_out) either way) in PyTorch's
-// layout: channels first, parameters (c_out, c_in/groups, kernel…) — the
-// weight of ConvNd, and of ConvTransposeNd, which is that of the
-// convolution it transposes.
-inline ShapedSpan conv_in_torch_layout(ShapedSpan a, Index rank) {
-  std::vector<Index> param{rank + 1, rank};
-  for (Index j = 0; j < rank; ++j) param.push_back(j);
-  return relayout(std::move(a), channel_first(rank), channel_first(rank), param);
 }
 
 // A rule with its source, target and parameters relabelled as relayout()
@@ -128,29 +72,80 @@ private:
     }
   }
   // A permutation of the axes of a shape, both ways between flat indices.
-  struct Axes {
-    Shape from_shape, to_shape;
-    std::vector<Index> order; // empty: the identity
-    Index to(Index f) const {
-      if (order.empty()) return f;
-      const auto m = from_shape.multi(f);
-      std::vector<Index> t(order.size());
-      for (std::size_t j = 0; j < order.size(); ++j) t[j] = m[order[j]];
-      return to_shape.flat(t);
-    }
-    Index from(Index t) const {
-      if (order.empty()) return t;
-      const auto m = to_shape.multi(t);
-      std::vector<Index> f(order.size());
-      for (std::size_t j = 0; j < order.size(); ++j) f[order[j]] = m[j];
-      return from_shape.flat(f);
+  // Each way peels the digits of an index off its last axis (one division
+  // each, none for the first) and adds them at the other side's strides: no
+  // multi-index is built (a check at full size relabels 10^8 edges).
+  struct Way {
+    std::vector<Index> extent, stride; // per axis of the input: its extent, its stride out
+    Index operator()(Index i) const {
+      Index r = 0;
+      for (std::size_t a = extent.size(); a-- > 1;) {
+        r += (i % extent[a]) * stride[a];
+        i /= extent[a];
+      }
+      return extent.empty() ? i : r + i * stride[0];
     }
   };
+  struct Axes {
+    Shape to_shape;
+    bool identity = true;
+    Way forth, back;
+    Index to(Index f) const { return identity ? f : forth(f); }
+    Index from(Index t) const { return identity ? t : back(t); }
+  };
+  static std::vector<Index> strides(const std::vector<Index> &extents) {
+    std::vector<Index> s(extents.size(), 1);
+    for (std::size_t a = extents.size(); a-- > 1;) s[a - 1] = s[a] * extents[a];
+    return s;
+  }
   static Axes axes(const Shape &s, const std::vector<Index> &order) {
-    return {s, order.empty() ? s : permuted(s, order), order};
+    if (order.empty()) return {s, true, {}, {}};
+    Axes x{permuted(s, order), false, {s.extents(), {}}, {{}, {}}};
+    const std::vector<Index> from = strides(s.extents()), to = strides(x.to_shape.extents());
+    x.forth.stride.assign(order.size(), 0);
+    x.back.extent = x.to_shape.extents();
+    for (std::size_t j = 0; j < order.size(); ++j) {
+      x.forth.stride[order[j]] = to[j];
+      x.back.stride.push_back(from[order[j]]);
+    }
+    return x;
   }
   std::shared_ptr<const SpanRows> base_;
   Axes source_, target_, parameters_;
 };
+
+// A rule with the shapes of its spaces, as the constructors, `pmach make` and
+// the named-layer reader hand it on.
+struct ShapedRows {
+  std::shared_ptr<const SpanRows> rows;
+  Shape source, target, parameters;
+};
+
+// Relabels source, target and parameters of `a` by the axis permutations
+// given (an empty order keeps that space as it is).
+inline ShapedRows relayout(const ShapedRows &a, const std::vector<Index> &source_order,
+                           const std::vector<Index> &target_order,
+                           const std::vector<Index> &parameter_order) {
+  auto r = std::make_shared<const RelayoutRows>(a.rows, a.source, a.target, a.parameters,
+                                                source_order, target_order, parameter_order);
+  return {r, r->source_shape(), r->target_shape(), r->parameter_shape()};
+}
+
+// (position…, channel) → (channel, position…) for `rank` positions.
+inline std::vector<Index> channel_first(Index rank) {
+  std::vector<Index> order{rank};
+  for (Index j = 0; j < rank; ++j) order.push_back(j);
+  return order;
+}
+
+// A convolution's parameters (kernel…, c_in/groups, c_out) — conv() and
+// conv_transpose() alike — in PyTorch's layout (c_out, c_in/groups, kernel…):
+// the weight of ConvNd, and of ConvTransposeNd, which is that of the
+// convolution it transposes.
+inline std::vector<Index> conv_parameter_order(Index rank) {
+  std::vector<Index> order{rank + 1, rank};
+  for (Index j = 0; j < rank; ++j) order.push_back(j);
+  return order;
+}
 
 } // namespace pm::io

@@ -213,15 +213,6 @@ std::vector<Function<S>> call_each(std::size_t k, Index n, const std::string &wh
   return out;
 }
 
-// Probes per pass over the rows: all k while a pass's probes, the
-// specification's values and the implementation's outputs (8 bytes a value
-// at most, for the three maps) fit in 2^28 bytes; else fewer, down to one
-// (Linear 4096 -> 4096 has 1.7·10^7 parameters: 0.4 GB a probe).
-inline std::size_t probes_per_pass(Index nx, Index ny, Index np, std::size_t k) {
-  const double per_probe = 3 * 8 * double(nx + ny + np);
-  return std::clamp<std::size_t>(std::size_t(std::ldexp(1.0, 28) / per_probe), 1, k);
-}
-
 template <ForwardLayer L, class Acc>
 Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRows &rows,
                   const ProbePlan &plan, const Rational &scale, const EqualOptions &eo,

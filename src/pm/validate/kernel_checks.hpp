@@ -422,6 +422,7 @@ inline Report check_kernels(const ValidateOptions &opt) {
 inline Report check_kernels(const io::LayerDescription &d, const std::string &name,
                             const ValidateOptions &opt) {
   Report rep;
+  io::edges_of(d, "--kernels"); // the span kernel runs an edge list
   kernel_checks::model_rows<float>(rep, d, name, opt);
   kernel_checks::model_rows<double>(rep, d, name, opt);
   return rep;

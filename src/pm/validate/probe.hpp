@@ -16,30 +16,35 @@
 // the span the framework implements is recovered, exactly while the integer
 // bound of docs/tolerances.md holds, and diffed with the model's; the last
 // samples are replayed through check_equal the same way (CONF-EQUAL).
+#include <optional>
 #include <random>
 
 #include "pm/io/model_writer.hpp"
 #include "pm/io/output.hpp"
 #include "pm/numeric/uniform.hpp"
 #include "pm/validate/conformance.hpp"
-#include "pm/validate/samples.hpp"
+#include "pm/validate/rule_samples.hpp"
 
 namespace pm {
 
 namespace validation {
 
-// A layer that answers with the reference span and records every call.
+// A layer that records every call and answers with the reference span, or
+// (a layer held by its rule, whose probes are CONF-EQUAL's alone) with zeros:
+// without localisation CONF-EQUAL makes the same calls whatever it is
+// answered.
 struct RecordingLayer {
   using scalar_type = double;
-  ParametricSpan<double> span;
+  Index nx = 0, ny = 0, np = 0;
+  std::optional<ParametricSpan<double>> span;
   mutable std::vector<std::pair<Function<double>, Function<double>>> calls;
 
-  Index source_size() const { return span.source(); }
-  Index target_size() const { return span.target(); }
-  Index parameter_size() const { return span.parameters(); }
+  Index source_size() const { return nx; }
+  Index target_size() const { return ny; }
+  Index parameter_size() const { return np; }
   Function<double> apply(const Function<double> &w, const Function<double> &x) const {
     calls.emplace_back(w, x);
-    return act(span, w, x);
+    return span ? act(*span, w, x) : Function<double>(ny, 0.0);
   }
 };
 
@@ -110,9 +115,10 @@ inline bool is_probe_dir(const std::string &dir) {
 inline std::size_t write_probes(const io::LayerDescription &d, const std::string &dir,
                                 std::uint64_t seed) {
   using namespace validation;
-  RecordingLayer rec{io::with_scalar<double>(d.span), {}};
+  RecordingLayer rec{d.source.size(), d.target.size(), d.parameters.size(), std::nullopt, {}};
+  if (d.span_held) rec.span = io::with_scalar<double>(d.span);
   std::string via = "none";
-  if (recovery_cost(rec).first <= max_probe_recovery) {
+  if (d.span_held && recovery_cost(rec).first <= max_probe_recovery) {
     const auto r = recover_span(rec, probe_options(seed));
     require(r.status != RecoveryStatus::refused, d.file, ": ", r.detail);
     via = r.via;
@@ -126,7 +132,7 @@ inline std::size_t write_probes(const io::LayerDescription &d, const std::string
   for (const auto &[w, x] : rec.calls) {
     ws.insert(ws.end(), w.begin(), w.end());
     xs.insert(xs.end(), x.begin(), x.end());
-    for (Index k = 0; k < d.span.target(); ++k) gs.push_back(code(rng));
+    for (Index k = 0; k < d.target.size(); ++k) gs.push_back(code(rng));
   }
   auto with_batch = [&](const Shape &s) {
     std::vector<std::size_t> e{n};
@@ -159,7 +165,7 @@ inline Report compare_probes(const io::LayerDescription &d, const std::string &d
   auto file = [&](const char *f) { return (fs::path(dir) / f).string(); };
   const io::Json mj = io::read_json(file("probe.json"));
   const std::uint64_t seed = probe_seed(io::Field(mj, file("probe.json")), false);
-  Report rep = compare_samples(d, dir, subject);
+  Report rep = compare_layer_samples(d, dir, subject);
   if (!fs::exists(file("y.npy"))) return rep;
   const io::NpyArray ya = io::read_npy(file("y.npy"));
   const Batch<double> y = io::batch_from_npy<double>(ya, d.target, file("y.npy"));

@@ -39,7 +39,8 @@ inline Report same_as(const io::LayerDescription &a, const io::LayerDescription 
       rep.add(*r);
       return rep;
     }
-  rep.add(span_diff_row(subject, a.span, b.span, shapes_of(a)));
+  rep.add(span_diff_row(subject, io::edges_of(a, "--same-as"), io::edges_of(b, "--same-as"),
+                        shapes_of(a)));
   return rep;
 }
 

@@ -12,7 +12,9 @@
 // threads and the result is the same bits for any thread count. A rule that
 // gives its rows with machine-integer weights (SpanRows::integer_rows) is
 // read through them, with no Rational per edge.
+#include <algorithm>
 #include <boost/multiprecision/cpp_int.hpp>
+#include <cmath>
 #include <random>
 
 #include "pm/category/span_rows.hpp"
@@ -79,6 +81,15 @@ inline RowsProfile profile(const SpanRows &r) {
   }
   out.scale = Rational(lcm);
   return out;
+}
+
+// Probes per pass over the rows: all k while a pass's probes, the
+// specification's values and the implementation's outputs (8 bytes a value
+// at most, for the three maps) fit in 2^28 bytes; else fewer, down to one
+// (Linear 4096 -> 4096 has 1.7·10^7 parameters: 0.4 GB a probe).
+inline std::size_t probes_per_pass(Index nx, Index ny, Index np, std::size_t k) {
+  const double per_probe = 3 * 8 * double(nx + ny + np);
+  return std::clamp<std::size_t>(std::size_t(std::ldexp(1.0, 28) / per_probe), 1, k);
 }
 
 // k probes, point-major (value of probe j at point i is at i·k + j), with
