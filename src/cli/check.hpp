@@ -74,9 +74,10 @@ inline const char *check_help =
     "  --subject P    likewise for the subject (e.g. 'conv1d (exact)')\n"
     "  --json         print the report as JSON (docs/report.schema.json)\n"
     "  --junit FILE   also write the report as JUnit XML to FILE, for CI systems\n"
-    "  --progress     name each step on stderr as it starts, one line per step\n"
-    "                 (on a terminal it is shown anyway, on one line rewritten in\n"
-    "                 place and erased before the report)\n"
+    "  --progress     name on stderr each step as it starts and each row as it\n"
+    "                 finishes (with its status and seconds), one line each (on a\n"
+    "                 terminal it is shown anyway, on one line rewritten in place\n"
+    "                 and erased before the report)\n"
     "\n"
     "A failing row prints its counterexample sparsely, in multi-index\n"
     "coordinates (w[1, 0, 2] = 1/6: only the non-zero or differing entries),\n"
@@ -279,7 +280,20 @@ inline int run_check(const Args &args) {
               args.positional.size(), " arguments");
   pm::Report rep;
   Progress progress(args.flag("progress"));
-  auto step = [&](const std::string &what) { progress.show("pmach check: " + what); };
+  std::string current;
+  auto step = [&](const std::string &what) {
+    current = what;
+    progress.show("pmach check: " + what);
+  };
+  // Within a step, each row as it finishes: a long step (the catalogue at
+  // --cases 1000, --kernels, a full-size CONF-EQUAL) shows where it is.
+  const pm::RowStream stream([&](const pm::LawResult &r) {
+    std::ostringstream line;
+    line << "pmach check: " << current << ": " << r.law << " on " << r.subject << " "
+         << pm::status_name(r.status) << " (" << std::fixed << std::setprecision(2) << r.seconds
+         << " s)";
+    progress.show(line.str());
+  });
   if (args.positional.empty()) {
     pm::require(!args.has("against"), "check: --against needs a MODEL.json");
     pm::require(!args.has("same-as"), "check: --same-as needs a MODEL.json");

@@ -1,9 +1,9 @@
 #pragma once
-// The step pmach is running, named on stderr as it starts, so that a long
-// check (the catalogue at --cases 1000, --kernels) shows that it is alive and
-// where. On a terminal one line rewritten in place and erased before the
-// report prints; with --progress on any stream one line per step (a log
-// keeps them). stdout holds the report alone either way.
+// The step pmach is running, named on stderr as it starts, and each row of
+// the report as it finishes (pm::RowStream), so that a long check (the
+// catalogue at --cases 1000, --kernels) shows that it is alive and where. On a terminal one line
+// rewritten in place and erased before the report prints; with --progress on any stream one line
+// per step (a log keeps them). stdout holds the report alone either way.
 #include <unistd.h>
 
 #include <algorithm>

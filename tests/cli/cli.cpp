@@ -55,7 +55,7 @@ TEST_CASE("pmach check: the conformance table of the catalogue") {
   CHECK(report["seconds"].get<double>() >= report["results"][1]["seconds"].get<double>());
 }
 
-TEST_CASE("pmach check --progress: each step named on stderr, the report alone on stdout") {
+TEST_CASE("pmach check --progress: each step and row named on stderr, the report alone on stdout") {
   // Not a terminal: nothing on stderr without the flag.
   const Run quiet = pmach("check --cases 2 --law PSPAN-ADJOINT");
   CHECK(quiet.code == 0);
@@ -65,19 +65,26 @@ TEST_CASE("pmach check --progress: each step named on stderr, the report alone o
   CHECK(r.code == 0);
   CHECK(r.out.rfind("law ", 0) == 0);
   CHECK(r.out.find("pmach check:") == std::string::npos);
-  // One line per catalogue entry, numbered k/N from 1 to N.
-  const std::size_t lines = count(r.err, "\n");
-  REQUIRE(lines > 10);
+  // One line per catalogue entry as it starts, numbered k/N from 1 to N,
+  // and one per row as it finishes, named by its step, with its status.
+  const std::size_t lines = count(r.err, "\n"), rows = count(r.err, " s)\n");
+  const std::size_t steps = lines - rows;
+  REQUIRE(steps > 10);
+  CHECK(rows > 10);
   CHECK(count(r.err, "pmach check: ") == lines);
-  CHECK(r.err.rfind("pmach check: 1/" + std::to_string(lines) + " ", 0) == 0);
-  CHECK(r.err.find("pmach check: " + std::to_string(lines) + "/" + std::to_string(lines) + " ") !=
+  CHECK(r.err.rfind("pmach check: 1/" + std::to_string(steps) + " ", 0) == 0);
+  CHECK(r.err.find("pmach check: " + std::to_string(steps) + "/" + std::to_string(steps) + " ") !=
         std::string::npos);
+  CHECK(count(r.err, ": PSPAN-ADJOINT on ") == rows);
+  CHECK(count(r.err, " passed (") == rows);
 
   const Run k = pmach("check " + data + "/dense.json --cases 2 --kernels --progress");
   INFO(k.err);
   CHECK(k.code == 0);
-  CHECK(k.err == "pmach check: the laws on " + data + "/dense.json\n" +
-                     "pmach check: the kernels (--kernels)\n");
+  const std::string laws = "pmach check: the laws on " + data + "/dense.json";
+  CHECK(k.err.rfind(laws + "\n" + laws + ": WF-SIZES on ", 0) == 0);
+  CHECK(k.err.find("\npmach check: the kernels (--kernels)\npmach check: the kernels (--kernels): "
+                   "KERNEL-") != std::string::npos);
 }
 
 TEST_CASE("pmach check: a layer file with a planted error is rejected with its counterexample") {

@@ -12,7 +12,9 @@
 // and read as NumPy arrays by the Python package.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iomanip>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -112,6 +114,41 @@ struct LawResult {
   double seconds = 0;
 };
 
+// Where each row goes as it is computed, besides its report, while a
+// RowStream lives: a long check (`pmach check --progress`) names its rows as
+// they finish instead of only at the end. One stream at a time; rows added
+// from any thread reach it one by one. A row's status is the one it was
+// computed with (a comparison row left "not applicable" may still become
+// "too weak" in the final report).
+class RowStream {
+public:
+  using Sink = std::function<void(const LawResult &)>;
+  explicit RowStream(Sink sink) {
+    const std::lock_guard<std::mutex> lock(mutex());
+    current() = std::move(sink);
+  }
+  ~RowStream() {
+    const std::lock_guard<std::mutex> lock(mutex());
+    current() = nullptr;
+  }
+  RowStream(const RowStream &) = delete;
+  RowStream &operator=(const RowStream &) = delete;
+  static void emit(const LawResult &r) {
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (current()) current()(r);
+  }
+
+private:
+  static Sink &current() {
+    static Sink sink;
+    return sink;
+  }
+  static std::mutex &mutex() {
+    static std::mutex m;
+    return m;
+  }
+};
+
 struct Report {
   std::vector<LawResult> results;
   // The rows that ValidateOptions::select left out, not computed, by law and
@@ -132,6 +169,7 @@ struct Report {
     r.seconds = std::chrono::duration<double>(now - lap).count();
     lap = now;
     results.push_back(std::move(r));
+    RowStream::emit(results.back());
   }
   double seconds() const {
     double total = 0;
