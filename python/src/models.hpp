@@ -195,7 +195,7 @@ struct LayerModel {
     const Index n = batch_size(x, d.source, "x", 0, &axis);
     require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
-      if (kernels && !d.bias) { // with a bias: the reference, which sets the bias point to 1
+      if (kernels) {
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x");
@@ -204,7 +204,8 @@ struct LayerModel {
         const std::span<S> os = view(out);
         {
           py::gil_scoped_release unlocked;
-          pm::kernels::span_forward<S>(p, wv, view(xa), n, os);
+          const std::vector<S> xs = span_source<S>(view(xa), n);
+          pm::kernels::span_forward<S>(p, wv, d.bias ? std::span<const S>(xs) : view(xa), n, os);
         }
         return out;
       }
@@ -229,7 +230,7 @@ struct LayerModel {
     batch_size(g, d.target, "g", n);
     require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
-      if (kernels && !d.bias) {
+      if (kernels) {
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> xa = as_array<S>(x, "x"), ga = as_array<S>(g, "g");
@@ -239,8 +240,14 @@ struct LayerModel {
         const std::span<S> gxs = view(gx);
         {
           py::gil_scoped_release unlocked;
-          pm::kernels::span_transpose<S>(p, wv, view(ga), n, gxs);
-          pm::kernels::span_parameter_gradient<S>(p, view(xa), view(ga), n, gw);
+          const std::vector<S> xs = span_source<S>(view(xa), n);
+          std::vector<S> gxe(d.bias ? gxs.size() + n : 0);
+          pm::kernels::span_transpose<S>(p, wv, view(ga), n, d.bias ? std::span<S>(gxe) : gxs);
+          pm::kernels::span_parameter_gradient<S>(p, d.bias ? std::span<const S>(xs) : view(xa),
+                                                  view(ga), n, gw);
+          const Index nx = d.source.size(); // the bias point's row dropped
+          for (Index b = 0; d.bias && b < n; ++b)
+            std::copy_n(gxe.begin() + b * (nx + 1), nx, gxs.begin() + b * nx);
         }
         return py::make_tuple(gx, to_numpy<S>(std::move(gw), d.parameters.extents()));
       }
@@ -259,6 +266,17 @@ struct LayerModel {
     }
     return py::make_tuple(batch_to_numpy(std::move(gx), d.source, axis),
                           to_numpy<S>(std::move(gw), d.parameters.extents()));
+  }
+
+  // With a bias, the span's source is X ⊔ {•}: each sample of x (n
+  // columns of |X| values) followed by • = 1, as io::span_input sets it.
+  // Empty without a bias (x is the span's input as it is).
+  template <class S> std::vector<S> span_source(std::span<const S> x, Index n) const {
+    if (!d.bias) return {};
+    const Index nx = d.source.size();
+    std::vector<S> out(n * (nx + 1), S(1));
+    for (Index b = 0; b < n; ++b) std::copy_n(x.begin() + b * nx, nx, out.begin() + b * (nx + 1));
+    return out;
   }
 
   template <class S> void require_reference(bool kernels) const {

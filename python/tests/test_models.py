@@ -216,3 +216,20 @@ def test_constructed_machines_save(tmp_path):
     assert np.array_equal(pmach.load(str(tmp_path / "c.json")).weights, m.weights)
     with pytest.raises(pmach.Error, match="expected a file name ending in .json"):
         m.save(str(tmp_path / "c.txt"))
+
+
+def test_a_layer_with_a_bias_runs_the_kernels(rng):
+    """kernels=True on a layer with a bias: the span kernel with the bias point set to 1,
+    the same values as the reference and as PyTorch's conv2d with its bias."""
+    layer = pmach.layers.conv((5, 6), 2, 3, 3, padding=1, bias=True, layout="torch")
+    x, g = integers(rng, (4, 2, 5, 6)), integers(rng, (4, 3, 5, 6))
+    w, b = integers(rng, (3, 2, 3, 3)), integers(rng, (3,))
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = F.conv2d(xt, wt, bt, padding=1)
+    (y * torch.tensor(g)).sum().backward()
+    flat = np.concatenate([w.ravel(), b])
+    for kernels in (False, True):
+        assert np.array_equal(layer.forward(x, flat, kernels=kernels), y.detach().numpy())
+        gx, gw = layer.backward(x, g, flat, kernels=kernels)
+        assert np.array_equal(gx, xt.grad.numpy())
+        assert np.array_equal(gw, np.concatenate([wt.grad.numpy().ravel(), bt.grad.numpy()]))
