@@ -46,24 +46,16 @@ int main(int argc, char **argv) {
       {"check",
        pmach::command::check_help(),
        {"cases", "seed", "against", "same-as", "law", "subject", "junit"},
-       {"json", "kernels", "progress", "help"},
+       {"json", "kernels", "progress"},
        pmach::command::check},
       {"eval",
        pmach::command::eval_help(),
        {"y0", "z0", "ybar", "zbar", "w", "out", "precision"},
-       {"json", "kernels", "help"},
+       {"json", "kernels"},
        pmach::command::eval},
-      {"dot",
-       pmach::command::dot_help(),
-       {"out"},
-       {"summary", "full", "help"},
-       pmach::command::dot},
-      {"make", pmach::command::make_help(), {}, {"help"}, nullptr},
-      {"probe",
-       pmach::command::probe_help(),
-       {"out", "seed", "cases"},
-       {"help"},
-       pmach::command::probe},
+      {"dot", pmach::command::dot_help(), {"out"}, {"summary", "full"}, pmach::command::dot},
+      {"make", pmach::command::make_help(), {}, {}, nullptr},
+      {"probe", pmach::command::probe_help(), {"out", "seed", "cases"}, {}, pmach::command::probe},
   };
   if (argc < 2) {
     std::cerr << "pmach: error: expected a command (check, eval, dot, make or probe), see pmach "
@@ -85,20 +77,21 @@ int main(int argc, char **argv) {
   for (const Command &c : commands) {
     if (name != c.name) continue;
     try {
+      // -h or --help anywhere after the command: its usage, and nothing run.
+      for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+          std::cout << c.help;
+          pm::io::flush_standard_output();
+          return 0;
+        }
       // make takes lists of values (--kernel 3 3) and parses them itself.
       if (!c.run) {
-        for (int i = 2; i < argc; ++i)
-          if (std::string(argv[i]) == "--help") {
-            std::cout << c.help;
-            return 0;
-          }
         const int code = pmach::command::make(argc, argv);
         pm::io::flush_standard_output();
         return code;
       }
       const pmach::Args args = pmach::parse_args(argc, argv, 2, c.valued, c.flags);
-      if (args.flag("help")) std::cout << c.help;
-      const int code = args.flag("help") ? 0 : c.run(args);
+      const int code = c.run(args);
       pm::io::flush_standard_output(); // exit 0 only when the output was written
       return code;
     } catch (const std::exception &e) {

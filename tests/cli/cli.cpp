@@ -222,11 +222,13 @@ TEST_CASE("pmach dot: levels as ranks") {
 }
 
 TEST_CASE("pmach: --help on every subcommand, and bad input is one line with exit code 2") {
-  for (const char *sub : {"check", "eval", "dot"}) {
-    const Run h = pmach(std::string(sub) + " --help");
-    CHECK(h.code == 0);
-    CHECK(h.out.rfind(std::string("usage: pmach ") + sub, 0) == 0);
-  }
+  for (const char *sub : {"check", "eval", "dot", "make", "probe"})
+    for (const char *flag : {" --help", " -h", " model.json -h"}) { // -h as --help, anywhere
+      const Run h = pmach(std::string(sub) + flag);
+      INFO(sub << flag);
+      CHECK(h.code == 0);
+      CHECK(h.out.rfind(std::string("usage: pmach ") + sub, 0) == 0);
+    }
   CHECK(pmach("--help").code == 0);
   expect_input_error(pmach(""), "expected a command");
   expect_input_error(pmach("frobnicate"), "unknown command 'frobnicate'");
