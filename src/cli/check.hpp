@@ -37,14 +37,15 @@ inline const char *check_help =
     "dropped by range checks, unused or cleaned parameters, edges of weight 0).\n"
     "The laws hold for every span a file can describe (they are theorems): they\n"
     "check the reader and the reference, not your intent. Intent is checked by\n"
-    "--same-as (against a file of `pmach make`, say) and by --against.\n"
+    "--same-as (MODEL.json a file of `pmach make`, say) and by --against.\n"
     "\n"
-    "  --same-as F    compare with another model file by span difference (for\n"
-    "                 machines: spans, gradings, cleaned spans and sigma); the\n"
-    "                 differing coefficients are printed in multi-index\n"
-    "                 coordinates, and are the row's counterexample in --json\n"
-    "                 (implemented − intended on target × source × parameter\n"
-    "                 axes); exit 1 on a difference\n"
+    "  --same-as F    compare MODEL.json, the intended layer or machine, with F,\n"
+    "                 the implemented one, by span difference (for machines:\n"
+    "                 spans, gradings, cleaned spans and sigma); the differing\n"
+    "                 coefficients are printed in multi-index coordinates, and\n"
+    "                 are the row's counterexample in --json (implemented −\n"
+    "                 intended on target × source × parameter axes); exit 1 on\n"
+    "                 a difference\n"
     "  --cases N      random cases per law (default 100, at least 1)\n"
     "  --seed S       seed of the random cases (default 1); the table prints it\n"
     "  --against DIR  also compare samples of another framework in DIR with the\n"
@@ -266,8 +267,8 @@ inline void add_repro_lines(pm::Report &rep, const Args &args, const pm::Validat
 inline const char *what_is_checked =
     "note: the laws below hold by construction for any span read from a file (proofs/Spans.v):\n"
     "they check the reader and the reference, not your intent; intent is checked by --same-as\n"
-    "OTHER.json (e.g. from pmach make), --against DIR (e.g. from pmach probe) and\n"
-    "pm::check_layer on code (docs/formats.md, \"What each check can catch\").\n";
+    "OTHER.json (this file intended, e.g. from pmach make), --against DIR (e.g. from pmach\n"
+    "probe) and pm::check_layer on code (docs/formats.md, \"What each check can catch\").\n";
 
 inline int run_check(const Args &args) {
   const pm::ValidateOptions opt{args.number("cases", 100, pm::io::max_cases),
