@@ -83,8 +83,11 @@ inline void write_layer(std::ostream &os, const pm::io::LayerDescription &d,
   open_graph(os, "layer", d.name);
   const pm::Grading *gs = d.source_grading ? &*d.source_grading : nullptr;
   const pm::Grading *gt = d.target_grading ? &*d.target_grading : nullptr;
-  write_columns(os, {points_column("source", d.source, "x", all_points(d.source.size()), gs),
-                     points_column("target", d.target, "y", all_points(d.target.size()), gt)});
+  Column source = points_column("source", d.source, "x", all_points(d.source.size()), gs);
+  // A bias is the span's last source point •, set to 1: its edges start there.
+  if (d.bias) source.rows.push_back({numbered("x", d.source.size()), "• = 1 (bias)", ""});
+  write_columns(os,
+                {source, points_column("target", d.target, "y", all_points(d.target.size()), gt)});
   const Parameters p(d.parameters, d.has_parameters);
   for (pm::Index e = 0; e < d.span.apex(); ++e)
     edge(os, end(0, numbered("x", d.span.span.s(e)), true),

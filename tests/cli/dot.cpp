@@ -183,6 +183,11 @@ TEST_CASE("pmach dot: rows in index order, one colour per parameter, and a legen
   CHECK(count(m.out, "color=\"#000000\"") == 10);
   for (int p = 0; p < 10; ++p) CHECK(count(m.out, numbered("label=\"w(", p, ")\"")) == 1);
   CHECK(m.out.find("edge label w(index): its parameter") != std::string::npos);
+  // A bias: its point • is the source's last row, where its edges start (no
+  // dangling port).
+  const Run b = dot_of(data + "/dense_bias.json", "dense_bias.dot", "--full");
+  CHECK(b.out.find("<TD PORT=\"x3\">• = 1 (bias)</TD>") != std::string::npos);
+  CHECK(count(b.out, "c0:x3:e -> ") == 2);
 }
 
 TEST_CASE("pmach dot: offenders red, edges dropped by cleaning dashed") {
