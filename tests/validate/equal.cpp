@@ -352,3 +352,48 @@ TEST_CASE("CONF-EQUAL mutant: a missing group is not called a border off-by-one 
   CHECK(r.detail.find("exactly those with target axis 2 at 4..7 (a missing block") !=
         std::string::npos);
 }
+
+namespace {
+
+// A layer that counts the calls of its three maps.
+struct CountedConv : HandConvLayer<double> {
+  mutable std::size_t calls = 0;
+  pm::Function<double> apply(const pm::Function<double> &w, const pm::Function<double> &x) const {
+    ++calls;
+    return HandConvLayer<double>::apply(w, x);
+  }
+  pm::Function<double> apply_transpose(const pm::Function<double> &w,
+                                       const pm::Function<double> &g) const {
+    ++calls;
+    return HandConvLayer<double>::apply_transpose(w, g);
+  }
+  pm::Function<double> parameter_gradient(const pm::Function<double> &x,
+                                          const pm::Function<double> &g) const {
+    ++calls;
+    return HandConvLayer<double>::parameter_gradient(x, g);
+  }
+};
+
+} // namespace
+
+TEST_CASE("CONF-EQUAL: a difference that is not bilinear is named so, and costs few calls") {
+  // An added constant and a square, on a conv 16 -> 16 on 16×16 (6400 codes
+  // in a law's case): each is named by one of four calls at the probe, and
+  // shrinking the laws' cases stops within its budget. Before, the constant
+  // was localised by halves as if bilinear (16384 calls, "10244 differing
+  // coefficients") and shrunk code by code: 2·10^5 calls in all.
+  const pm::ConvSpec c = conv3x3(16, 16);
+  for (const auto &[fault, text] :
+       {std::pair{Fault::affine, "not bilinear, so not localised: with x = 0 the implementation's "
+                                 "output (0, 0, 0) is 1, not 0: an affine term"},
+        std::pair{Fault::quadratic, "a term of even degree in x (a square"}}) {
+    const CountedConv layer{{{c, fault}}};
+    const pm::Report rep = pm::check_layer(pm_test::conv_description(c), layer, {20, 7});
+    INFO(pm::to_text(rep));
+    const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+    CHECK(r.status == Status::failed);
+    CHECK(r.detail.find(text) != std::string::npos);
+    CHECK(result(rep, "PSPAN-BILINEAR").status == Status::failed);
+    CHECK(layer.calls < 5000);
+  }
+}

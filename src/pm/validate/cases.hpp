@@ -6,6 +6,7 @@
 // a generator seeded by the run's seed and the law ID, so a run is
 // reproducible from its seed. A failing case is shrunk deterministically:
 // each code is set to 0, or else halved towards 0, while the law still fails.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -181,6 +182,11 @@ inline std::uint64_t fnv1a(const std::string &s) {
   return h;
 }
 
+// The evaluations a failing case may spend on shrinking: at full size a case
+// has 10^5 codes or more (a 64-channel conv on 56×56), and shrinking code by
+// code would call the implementation for hours.
+inline constexpr std::size_t max_shrink_evaluations = 2048;
+
 // Runs `eval(codes) -> Comparison` on opt.cases random cases; shrinks the
 // first failing one. `range` bounds the codes; slots of size 0 are allowed.
 template <class Eval>
@@ -221,23 +227,45 @@ LawResult run_law(const std::string &law, const std::string &subject,
       r.bound = cmp.bound;
     }
     if (!cmp.ok) {
-      // Shrink: each code to 0, else halved towards 0, while still failing.
+      // Shrink while still failing, within max_shrink_evaluations: blocks of
+      // each slot to 0 (the whole slot, then halves, quarters, …: a few
+      // evaluations where most codes do not matter), then each code to 0,
+      // else halved towards 0.
       Comparison last = cmp;
-      for (bool changed = true; changed;) {
+      std::size_t spent = 0;
+      auto still_fails = [&](Comparison &t) {
+        ++spent;
+        t = safe_eval(c);
+        return !t.ok;
+      };
+      for (auto &v : c)
+        for (std::size_t b = v.size(); b >= 1 && spent < max_shrink_evaluations; b /= 2)
+          for (std::size_t at = 0; at < v.size() && spent < max_shrink_evaluations; at += b) {
+            const std::size_t end = std::min(v.size(), at + b);
+            if (std::all_of(v.begin() + at, v.begin() + end, [](int x) { return x == 0; }))
+              continue;
+            const std::vector<int> old(v.begin() + at, v.begin() + end);
+            std::fill(v.begin() + at, v.begin() + end, 0);
+            Comparison t;
+            if (still_fails(t))
+              last = t;
+            else
+              std::copy(old.begin(), old.end(), v.begin() + at);
+          }
+      for (bool changed = true; changed && spent < max_shrink_evaluations;) {
         changed = false;
         for (auto &v : c)
           for (int &x : v)
-            while (x != 0) {
+            while (x != 0 && spent < max_shrink_evaluations) {
               const int old = x;
               x = 0;
-              Comparison t = safe_eval(c);
-              if (t.ok) {
+              Comparison t;
+              if (!still_fails(t)) {
                 x = old / 2;
-                t = x != 0 ? safe_eval(c) : Comparison{};
-              }
-              if (t.ok || x == old) {
-                x = old;
-                break;
+                if (x == 0 || !still_fails(t)) {
+                  x = old;
+                  break;
+                }
               }
               last = t;
               changed = true;
@@ -260,6 +288,8 @@ LawResult run_law(const std::string &law, const std::string &subject,
       }
       for (const auto &sc : last.sides.scalars) r.counterexample.scalars.push_back(sc);
       os << "; " << last.where;
+      if (spent >= max_shrink_evaluations)
+        os << " (shrinking stopped after " << spent << " evaluations)";
       r.status = Status::failed;
       r.detail = os.str();
       return r;

@@ -40,6 +40,9 @@ struct Localisation {
   std::string missing;  // why not, when not
   std::string via;      // "transpose and gradient" or "forward"
   std::string pattern;
+  // Non-empty when the difference is not bilinear, so that it has no
+  // coefficients to find: what showed it.
+  std::string not_bilinear;
 };
 
 namespace validation {
@@ -373,6 +376,68 @@ private:
   std::map<Index, std::map<std::pair<Index, Index>, Rational>> spec_;
 };
 
+// Why the implementation is not bilinear, from four calls at the probe
+// (w, x) whose output is `observed`, or "" when they do not show it: an
+// output at x = 0 or at w = 0 (a bias, an added constant), or one that does
+// not change sign with x or with w (a square). Negation is exact and keeps
+// the magnitudes, so a bilinear implementation answers with the negated
+// values, within `tolerance` relative to their size (0: the same values).
+template <ForwardLayer L>
+std::string not_bilinear(const L &impl, const SpaceShapes &sh, const std::vector<long long> &wv,
+                         const std::vector<long long> &xv,
+                         const Function<typename L::scalar_type> &observed, double tolerance) {
+  using S = typename L::scalar_type;
+  const Function<S> w(wv.begin(), wv.end()), x(xv.begin(), xv.end());
+  Function<S> minus_w = w, minus_x = x;
+  for (S &v : minus_w) v = -v;
+  for (S &v : minus_x) v = -v;
+  auto at = [&](Index i) {
+    std::ostringstream os;
+    os << "output (";
+    const auto m = sh.target.multi(i);
+    for (std::size_t j = 0; j < m.size(); ++j) os << (j ? ", " : "") << m[j];
+    os << ")";
+    return os.str();
+  };
+  const struct {
+    Function<S> w, x;
+    bool zero; // the output is 0, else the negated observed one
+    const char *text;
+  } cases[] = {
+      {w, Function<S>(x.size(), S(0)), true,
+       "with x = 0 the implementation's {at} is {v}, not 0: an affine term (a bias, an added "
+       "constant?)"},
+      {Function<S>(w.size(), S(0)), x, true,
+       "with w = 0 the implementation's {at} is {v}, not 0: a term that does not depend on the "
+       "weights"},
+      {w, minus_x, false,
+       "with -x for x the implementation's {at} is {v}, not {n}: a term of even degree in x (a "
+       "square, a nonlinearity?)"},
+      {minus_w, x, false,
+       "with -w for w the implementation's {at} is {v}, not {n}: a term of even degree in w"}};
+  for (const auto &c : cases) {
+    const Function<S> y = impl.apply(c.w, c.x);
+    require(y.size() == observed.size(), "apply(w, x) returned ", y.size(), " values, expected ",
+            observed.size());
+    for (Index i = 0; i < y.size(); ++i) {
+      const S expected = c.zero ? S(0) : S(-observed[i]);
+      const double err = to_double(magnitude(S(y[i] - expected)));
+      const double size = to_double(magnitude(y[i])) + to_double(magnitude(expected));
+      if (err > tolerance * size || (tolerance == 0 && y[i] != expected)) {
+        std::string t = std::string("not bilinear, so not localised: ") + c.text;
+        auto put = [&](const std::string &key, const std::string &value) {
+          t.replace(t.find(key), key.size(), value);
+        };
+        put("{at}", at(i));
+        put("{v}", show(to_double(y[i])));
+        if (!c.zero) put("{n}", show(to_double(expected)));
+        return t;
+      }
+    }
+  }
+  return "";
+}
+
 } // namespace validation
 
 // The differences behind a forward probe (w, x) on which `differing`
@@ -389,6 +454,12 @@ Localisation localise(const L &impl, const SpanRows &rows, const SpaceShapes &sh
   using namespace validation;
   Localisation out;
   out.outputs_differing = differing.size();
+  out.not_bilinear = not_bilinear(impl, sh, wv, xv, observed, tolerance);
+  if (!out.not_bilinear.empty()) { // no coefficients to find
+    out.calls = 4;
+    out.complete = false;
+    return out;
+  }
   // The adjoints read a whole row per call; by halves costs O(d log) calls
   // per output, so fewer are followed.
   const std::vector<Index> ys = spread(differing, Layer<L> ? 2 : 1);
@@ -444,6 +515,7 @@ Localisation localise(const L &impl, const SpanRows &rows, const SpaceShapes &sh
 }
 
 inline std::string to_text(const Localisation &l, const SpaceShapes &sh, std::size_t max_listed) {
+  if (!l.not_bilinear.empty()) return l.not_bilinear;
   std::ostringstream os;
   os << "localised via " << l.via << " (" << l.calls << " calls): " << l.differences.size()
      << " differing coefficients in the " << l.outputs_followed
