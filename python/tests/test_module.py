@@ -160,3 +160,22 @@ def test_correct_linear_upsample_at_sevenths_passes_the_full_size_comparison(dty
     assert statuses(good)[("CONF-EQUAL forward", "Upsample")] == "passed"
     bad = pmach.check(spec, nn.Upsample(size=7, mode="linear", align_corners=True), dtype=dtype)
     assert statuses(bad)[("CONF-EQUAL forward", "Upsample")] == "failed"
+
+
+class NegatedLinear(nn.Linear):
+    """Planted fault: the output negated, a bilinear map all the same."""
+
+    def forward(self, x):
+        return -F.linear(x, self.weight)
+
+
+def test_a_negated_layer_keeps_its_laws_and_fails_the_comparison():
+    # Its internal weight -1 made the laws' bound negative (Sigma of the terms run
+    # on absolute inputs is then negative), so the laws of a bilinear map
+    # failed; the bound is now taken in absolute value.
+    report = pmach.check(pmach.layers.dense(3, 2, layout="torch"), NegatedLinear(3, 2, bias=False))
+    rows = {r["law"]: r for r in report.rows}
+    for law in ("PSPAN-BILINEAR", "PSPAN-ADJOINT", "PSPAN-GRADIENT"):
+        assert rows[law]["status"] == "passed", rows[law]
+        assert rows[law]["bound"] >= 0
+    assert rows["CONF-EQUAL forward"]["status"] == "failed"

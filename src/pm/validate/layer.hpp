@@ -6,8 +6,9 @@
 //   parameter_gradient(φ, g) = ∇_w ⟨g, L_w φ⟩.
 // Two optional members sharpen the floating-point bound of docs/tolerances.md:
 // magnitude() returns the layer with every weight replaced by its absolute
-// value (without it, the layer itself is run on absolute inputs, which bounds
-// Σ|terms| only when its internal weights are non-negative), and terms()
+// value (without it, the layer itself is run on absolute inputs and the
+// result taken in absolute value, which bounds Σ|terms| only when its
+// internal weights share one sign), and terms()
 // bounds the number of products summed into one output (default |X|·|P|).
 #include <concepts>
 

@@ -57,8 +57,12 @@ LawResult run_sides(const std::string &law, const std::string &subject, const L 
     } else {
       std::vector<Function<S>> a;
       for (const auto &x : v) a.push_back(magnitude(x));
+      // Without magnitude() the layer runs on absolute inputs: its
+      // internal weights keep their signs, so the sums are taken in
+      // absolute value (Σ|terms| when those weights share one sign, as in
+      // −L; a negative bound would fail a bilinear layer).
       const auto [ml, mr] = sides(mag, a);
-      return compare<S>(lhs, rhs, ml, mr, n);
+      return compare<S>(lhs, rhs, magnitude(ml), magnitude(mr), n);
     }
   });
 }
