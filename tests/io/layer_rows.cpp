@@ -173,3 +173,20 @@ TEST_CASE("the named form written for a layer reads back as that layer") {
   CHECK_FALSE(gd.rows->exact());
   CHECK(gd.span.apex() == 3);
 }
+
+TEST_CASE("a named conv's padding_mode: read, written back, and refused by name") {
+  ConvSpec c{{5}, 1, 1, {3}, {1}, {1}, {}, {}, 1};
+  c.padding_mode = PaddingMode::circular;
+  const io::Json j = io::named_conv_json("c", c, false, false);
+  CHECK(j["padding_mode"] == "circular");
+  const auto d = io::parse_layer(j, "c.json");
+  // Circular padding reads every tap inside: 5 outputs · 3 taps.
+  CHECK(d.span.apex() == 15);
+  io::Json bad = j;
+  bad["padding_mode"] = "mirror";
+  CHECK_THROWS_WITH(io::parse_layer(bad, "bad.json"),
+                    Catch::Contains("bad.json: /padding_mode: expected \"zeros\", \"circular\", "
+                                    "\"reflect\" or \"replicate\", found \"mirror\""));
+  bad = io::named_conv_json("t", c, true, false);
+  CHECK_THROWS_WITH(io::parse_layer(bad, "t.json"), Catch::Contains("pads with zeros only"));
+}

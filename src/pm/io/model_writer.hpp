@@ -86,8 +86,7 @@ inline Json named_conv_json(const std::string &name, const ConvSpec &c, bool tra
   j["padding_hi"] = hi;
   j["groups"] = c.groups;
   if (transposed) j["transpose"] = true;
-  const char *modes[] = {"zeros", "circular", "reflect", "replicate"};
-  j["padding_mode"] = modes[int(c.padding_mode)];
+  j["padding_mode"] = padding_mode_names[int(c.padding_mode)];
   return j;
 }
 

@@ -124,12 +124,13 @@ inline NamedLayer read_conv(const Field &root, const Admit &admit) {
   c.pad_hi = root.has("padding_hi") ? per_axis(root, "padding_hi", r, 0, 0) : c.pad_lo;
   c.groups = root.has("groups") ? root.at("groups").as_size(1, max_space_size) : 1;
   if (const auto m = root.find("padding_mode")) {
-    const std::string mode = m->as_string();
-    if (mode != "zeros" && mode != "circular" && mode != "reflect" && mode != "replicate")
+    try {
+      c.padding_mode = padding_mode_named(m->as_string());
+    } catch (const Error &) {
       m->fail("\"zeros\", \"circular\", \"reflect\" or \"replicate\"");
-    if (transposed && mode != "zeros")
+    }
+    if (transposed && c.padding_mode != PaddingMode::zeros)
       m->fail("\"zeros\" (a transposed convolution pads with zeros only)");
-    c.padding_mode = padding_mode_named(mode);
   }
   try {
     c.validate();

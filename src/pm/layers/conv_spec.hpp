@@ -45,12 +45,12 @@ inline std::int64_t padded_coordinate(std::int64_t i, std::int64_t n, PaddingMod
   return -1;
 }
 
-// PyTorch's padding_mode names.
+// PyTorch's padding_mode names, in the order of PaddingMode.
+inline constexpr const char *padding_mode_names[] = {"zeros", "circular", "reflect", "replicate"};
+
 inline PaddingMode padding_mode_named(const std::string &name) {
-  if (name == "zeros") return PaddingMode::zeros;
-  if (name == "circular") return PaddingMode::circular;
-  if (name == "reflect") return PaddingMode::reflect;
-  if (name == "replicate") return PaddingMode::replicate;
+  for (int m = 0; m < 4; ++m)
+    if (name == padding_mode_names[m]) return PaddingMode(m);
   detail::fail("padding_mode: is '", name, "', expected zeros, circular, reflect or replicate");
 }
 
