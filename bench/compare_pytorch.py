@@ -526,6 +526,87 @@ def openblas_core():
         return "unknown"
 
 
+# OpenBLAS's cores (openblas_get_corename(), lower case) with AVX-512 kernels, and with AVX2
+# kernels or better.
+AVX512_CORES = {"skylakex", "cooperlake", "sapphirerapids"}
+AVX2_CORES = AVX512_CORES | {"haswell", "zen"}
+AVX512_FLAGS = {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"}  # SkylakeX's
+
+
+def cpu_flags(path="/proc/cpuinfo"):
+    """The CPU's flags as /proc/cpuinfo lists them (empty when it cannot be read)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def openblas_pin(flags, chosen):
+    """The OPENBLAS_CORETYPE that gives OpenBLAS the kernels of the CPU's instruction set (flags)
+    when the core it chose by itself (chosen, None when libblas.so.3 is not OpenBLAS) is for an
+    older one, else None. OpenBLAS 0.3.21 does not know the CPUs newer than it: it chooses
+    Haswell on an AMD EPYC with AVX-512 (family 26), Prescott (SSE3) on others."""
+    if not chosen:
+        return None
+    if AVX512_FLAGS <= flags and chosen.lower() not in AVX512_CORES:
+        return "SkylakeX"
+    if {"avx2", "fma"} <= flags and chosen.lower() not in AVX2_CORES:
+        return "Haswell"
+    return None
+
+
+def probe_openblas_core():
+    """openblas_get_corename() of libblas.so.3 as a new process loads it, or None when it is not
+    OpenBLAS. A subprocess, because OpenBLAS reads OPENBLAS_CORETYPE once, when it is loaded:
+    loaded here, it would keep its own choice."""
+    code = ("import ctypes\n"
+            "f = ctypes.CDLL('libblas.so.3').openblas_get_corename\n"
+            "f.restype = ctypes.c_char_p\n"
+            "print(f().decode())")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return (res.stdout.strip() or None) if res.returncode == 0 else None
+
+
+def loaded_libraries(maps="/proc/self/maps"):
+    """The files mapped into this process (links resolved), in the order of their first mapping."""
+    try:
+        with open(maps) as f:
+            paths = [line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6]
+    except OSError:
+        return []
+    return list(dict.fromkeys(p for p in paths if p.startswith("/")))
+
+
+def classify_blas(paths):
+    """The BLAS that libblas.so.3 is among the loaded files `paths` (loaded_libraries()), as
+    (kind, path): "reference" for the netlib reference BLAS (Debian's libblas3,
+    .../blas/libblas.so.3.11.0), "openblas", "blis", "atlas" or "mkl" for the libblas.so.3 of
+    Debian's alternatives in .../openblas-openmp/ (-pthread, -serial), .../blis-openmp/, ...;
+    (None, None) when no libblas.so.3 is loaded (a PyTorch with its own BLAS). One libblas.so.3
+    is loaded at most (it is one soname); under LD_PRELOAD of the reference, PyTorch's
+    libopenblas may be mapped too (through liblapack.so.3) while the reference serves sgemm_."""
+    for p in paths:
+        if not os.path.basename(p).startswith("libblas.so"):
+            continue
+        parent = os.path.basename(os.path.dirname(p))
+        return next((k for k in ["openblas", "blis", "atlas", "mkl"] if parent.startswith(k)),
+                    "reference"), p
+    return None, None
+
+
+def torch_blas():
+    """classify_blas() of this process after one torch.mm (PyTorch built with MKL has it inside:
+    "mkl")."""
+    torch.mm(torch.ones(64, 64), torch.ones(64, 64))
+    if "BLAS_INFO=mkl" in torch.__config__.show():
+        return "mkl", "linked into PyTorch"
+    return classify_blas(loaded_libraries())
+
+
 def refuse(message):
     """One line on stderr, exit 2."""
     print(f"compare_pytorch.py: {message}", file=sys.stderr)
@@ -554,8 +635,28 @@ def main():
     if a.isa == "avx2" and build["isa"] == "avx512":
         refuse(f"--isa avx2, but {exe} is compiled for AVX-512 ({build['flags']}); configure "
                f"it with -DPM_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=haswell")
+    user_core = os.environ.get("OPENBLAS_CORETYPE")
     os.environ.update(ISA_ENVIRONMENT.get(a.isa, {}))
+    # --isa native: OpenBLAS's kernels for the CPU's instruction set, pinned when OpenBLAS chooses
+    # older ones (it does not know the CPU); a core set by the caller is kept, and noted.
+    flags, core_note = cpu_flags(), ""
+    if a.isa == "native" and user_core is None:
+        chosen = probe_openblas_core()
+        pin = openblas_pin(flags, chosen)
+        if pin:
+            os.environ["OPENBLAS_CORETYPE"] = pin
+            core_note = f" (pinned: OpenBLAS chose {chosen} on this CPU)"
+    elif a.isa == "native":
+        better = openblas_pin(flags, user_core)
+        core_note = f" (OPENBLAS_CORETYPE={user_core} set by the caller" + (
+            f"; this CPU has {better}'s instruction set" if better else "") + ")"
     import_numerics()
+    kind, path = torch_blas()
+    if kind == "reference":
+        missing = ", no openblas_get_corename" if openblas_core() == "unknown" else ""
+        refuse(f"PyTorch's matrix product runs on the reference BLAS ({path}{missing}), about "
+               f"50x slower than OpenBLAS, which makes the comparison meaningless; install "
+               f"OpenBLAS: apt-get install libopenblas0-openmp (scripts/install-deps.sh does)")
     dtype = torch.float32 if a.dtype == "float32" else torch.float64
     capability = next((line.split(":")[1].strip() for line in torch.__config__.show().splitlines()
                        if "CPU capability usage" in line), "unknown")
@@ -563,6 +664,7 @@ def main():
           f"load average {os.getloadavg()[0]:.2f} at start")
     print(f"instruction sets: kernels {build['isa']} ({build['flags']}); PyTorch ATen {capability}, "
           f"OpenBLAS core {openblas_core()}"
+          + core_note
           + "".join(f", {k}={v}" for k, v in ISA_ENVIRONMENT.get(a.isa, {}).items()))
     peaks = {}
     for th in a.threads:
