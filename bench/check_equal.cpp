@@ -38,29 +38,37 @@ enum class Fault {
   reversed,    // kernel axis 0 alone reversed
   dilation,    // kernel axis 1 read with dilation 2
   last_group,  // the last group's outputs read nothing
+  stride_swap, // axis 0 stepped by the stride of axis 1 and the reverse
+  stride_lost, // axis 1 stepped by 1, not by its stride
 };
 
 // conv 2-D, channels last: X = (h, w, c), Y = (h', w', o), P = (kh, kw,
-// c/groups, o), stride 1, padding k/2 on each side (pm::conv's layout).
+// c/groups, o), strides (sh, sw), padding k/2 on each side (pm::conv's
+// layout).
 struct Conv {
-  Index n, c, o, k, groups;
+  Index n, c, o, k, groups, sh = 1, sw = 1;
   Index pad() const { return k / 2; }
   Index cg() const { return c / groups; }
   Index og() const { return o / groups; }
+  Index oh() const { return (n + 2 * pad() - k) / sh + 1; }
+  Index ow() const { return (n + 2 * pad() - k) / sw + 1; }
   pm::Shape source() const { return pm::Shape({n, n, c}); }
-  pm::Shape target() const { return pm::Shape({n, n, o}); }
+  pm::Shape target() const { return pm::Shape({oh(), ow(), o}); }
   pm::Shape parameters() const { return pm::Shape({k, k, cg(), o}); }
   // Calls term(x, p) for every product into output (i, j, co), with `fault`.
   template <class Term> void row(Index i, Index j, Index co, Term &&term, Fault fault) const {
     const Index g = co / og(), gin = fault == Fault::wrong_group ? (g + 1) % groups : g;
     if (fault == Fault::last_group && g == groups - 1) return;
+    const Index si = fault == Fault::stride_swap ? sw : sh, sj = fault == Fault::stride_swap   ? sh
+                                                                 : fault == Fault::stride_lost ? 1
+                                                                                               : sw;
     for (Index a = 0; a < k; ++a)
       for (Index b = 0; b < k; ++b) {
         const bool flip = fault == Fault::flipped;
         const Index ka = flip || fault == Fault::reversed ? k - 1 - a : a,
                     kb = flip ? k - 1 - b : b;
-        const long long hi = (long long)(i + a) - (long long)pad() + (fault == Fault::shift),
-                        wi = (long long)(j + b * (fault == Fault::dilation ? 2 : 1)) -
+        const long long hi = (long long)(i * si + a) - (long long)pad() + (fault == Fault::shift),
+                        wi = (long long)(j * sj + b * (fault == Fault::dilation ? 2 : 1)) -
                              (long long)pad();
         if (hi < 0 || hi >= (long long)n || wi < 0 || wi >= (long long)n) continue;
         if (fault == Fault::last_row && hi == (long long)n - 1) continue;
@@ -84,7 +92,7 @@ struct ConvRows final : pm::IntegerRule<ConvRows> {
   Index target() const override { return cv.target().size(); }
   Index parameters() const override { return cv.parameters().size(); }
   template <class Edge> void edges(Index y, std::vector<Edge> &out) const {
-    const Index co = y % cv.o, j = (y / cv.o) % cv.n, i = y / (cv.o * cv.n);
+    const Index co = y % cv.o, j = (y / cv.o) % cv.ow(), i = y / (cv.o * cv.ow());
     cv.row(
         i, j, co,
         [&](Index x, Index p) {
@@ -109,7 +117,8 @@ template <class S> struct ConvImpl {
   template <class Term> void each(Term &&term) const {
 #pragma omp parallel for schedule(static)
     for (long long y = 0; y < (long long)target_size(); ++y) {
-      const Index co = Index(y) % cv.o, j = (Index(y) / cv.o) % cv.n, i = Index(y) / (cv.o * cv.n);
+      const Index co = Index(y) % cv.o, j = (Index(y) / cv.o) % cv.ow(),
+                  i = Index(y) / (cv.o * cv.ow());
       cv.row(
           i, j, co, [&](Index x, Index p) { term(Index(y), x, p); }, fault);
     }
@@ -123,7 +132,7 @@ template <class S> struct ConvImpl {
   // the forward.
   template <class Term> void serial(Term &&term) const {
     for (Index y = 0; y < target_size(); ++y) {
-      const Index co = y % cv.o, j = (y / cv.o) % cv.n, i = y / (cv.o * cv.n);
+      const Index co = y % cv.o, j = (y / cv.o) % cv.ow(), i = y / (cv.o * cv.ow());
       cv.row(
           i, j, co, [&](Index x, Index p) { term(y, x, p); }, fault);
     }
@@ -249,6 +258,14 @@ void planted_faults() {
        "conv 3x3 256->256 32 groups 28",
        {28, 256, 256, 3, 32},
        Fault::last_group},
+      {"stride on the wrong axis",
+       "conv 3x3 64->64 stride (2, 1) on 56x56",
+       {56, 64, 64, 3, 1, 2, 1},
+       Fault::stride_swap},
+      {"stride of axis 1 lost",
+       "conv 3x3 128->128 stride 2 on 56x56",
+       {56, 128, 128, 3, 1, 2, 2},
+       Fault::stride_lost},
   };
   auto row = [](const char *fault, const char *layer, double seconds, const pm::Report &rep) {
     std::printf("| %s | %s | %.1f | %s | %s |\n", fault, layer, seconds,
@@ -300,6 +317,7 @@ int main(int argc, char **argv) {
   const std::pair<const char *, Conv> shapes[] = {
       {"conv 3x3 64->64 on 56x56", {56, 64, 64, 3, 1}},
       {"conv 3x3 128->128 on 28x28", {28, 128, 128, 3, 1}},
+      {"conv 3x3 128->128 stride 2 on 56", {56, 128, 128, 3, 1, 2, 2}},
       {"conv 3x3 256->256 on 14x14", {14, 256, 256, 3, 1}},
       {"conv 3x3 512->512 on 7x7", {7, 512, 512, 3, 1}},
       {"conv 1x1 256->64 on 56x56", {56, 256, 64, 1, 1}},

@@ -134,6 +134,40 @@ TEST_CASE("CONF-EQUAL mutant: an off-by-one at one border only is named so") {
                       "7 (its last) is missing") != std::string::npos);
 }
 
+TEST_CASE("CONF-EQUAL mutant: a stride on the wrong axis is named so, with both strides") {
+  // conv 8 -> 8, 3x3, padding 1, stride (2, 1) on 12x12: the output is
+  // 6x12 either way, so only the coefficients tell the axes apart.
+  pm::ConvSpec c = conv3x3(12, 8);
+  c.stride = {2, 1};
+  const pm::Report rep = pm::check_layer(pm_test::conv_description(c),
+                                         HandConvLayer<double>{{c, Fault::stride_swap}}, {3, 5});
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(r.detail.find("a stride on the wrong axis: source axis 0 steps by 1 per step of target "
+                      "axis 0, not 2, and source axis 1 steps by 2 per step of target axis 1, "
+                      "not 1 (the strides of source axes 0 and 1 swapped)") != std::string::npos);
+  const pm::Report good = pm::check_layer(pm_test::conv_description(c),
+                                          HandConvLayer<double>{{c, Fault::none}}, {3, 5});
+  INFO(pm::to_text(good));
+  CHECK(good.passed());
+}
+
+TEST_CASE("CONF-EQUAL mutant: a stride lost on one axis is a wrong stride, not a wrong group") {
+  // conv 8 -> 8, 3x3, padding 1, stride 2 on 12x12, whose axis 1 steps by 1.
+  pm::ConvSpec c = conv3x3(12, 8);
+  c.stride = {2, 2};
+  const pm::Report rep = pm::check_layer(pm_test::conv_description(c),
+                                         HandConvLayer<double>{{c, Fault::stride_lost}}, {3, 5});
+  INFO(pm::to_text(rep));
+  const pm::LawResult &r = result(rep, "CONF-EQUAL forward");
+  CHECK(r.status == Status::failed);
+  CHECK(
+      r.detail.find("a wrong stride: source axis 1 steps by 1 per step of target axis 1, not 2") !=
+      std::string::npos);
+  CHECK(r.detail.find("group") == std::string::npos);
+}
+
 TEST_CASE("CONF-EQUAL mutant: a single wrong coefficient is named so") {
   const pm::ConvSpec c = conv3x3(8, 16);
   const pm::Report rep = pm::check_layer(pm_test::conv_description(c),

@@ -57,13 +57,25 @@ inline std::map<std::pair<Index, Index>, Rational> row_coefficients(const SpanRo
   return c;
 }
 
-// Up to n of the differing outputs, spread over them (so that, say,
-// several channel groups are seen).
-inline std::vector<Index> spread(const std::vector<Index> &points, std::size_t n) {
-  if (points.size() <= n) return points;
-  std::vector<Index> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(points[i * points.size() / n]);
-  return out;
+// The differing outputs to follow: the first, and with `two` a second from
+// the middle on whose coordinates all differ from the first's where the
+// target has room (else the middle one): rows that differ on every axis
+// tell a stride from a shift and show two channel groups.
+inline std::vector<Index> to_follow(const std::vector<Index> &differing, const Shape &target,
+                                    bool two) {
+  if (differing.size() < 2 || !two)
+    return {differing.begin(), differing.begin() + std::min<std::size_t>(differing.size(), 1)};
+  const std::vector<Index> first = target.multi(differing.front());
+  const std::size_t n = differing.size(), middle = n / 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Index y = differing[(middle + i) % n];
+    const std::vector<Index> m = target.multi(y);
+    bool apart = y != differing.front();
+    for (Index j = 0; j < m.size() && apart; ++j)
+      apart = target.extents()[j] < 2 || m[j] != first[j];
+    if (apart) return {differing.front(), y};
+  }
+  return {differing.front(), differing[middle]};
 }
 
 template <ForwardLayer L> class Localiser {
@@ -462,7 +474,7 @@ Localisation localise(const L &impl, const SpanRows &rows, const SpaceShapes &sh
   }
   // The adjoints read a whole row per call; by halves costs O(d log) calls
   // per output, so fewer are followed.
-  const std::vector<Index> ys = spread(differing, Layer<L> ? 2 : 1);
+  const std::vector<Index> ys = to_follow(differing, sh.target, Layer<L>);
   out.outputs_followed = ys.size();
   Localiser<L> loc(impl, rows, r, tolerance, seed, max_calls);
   std::map<CoefficientKey, std::pair<Rational, Rational>> found;

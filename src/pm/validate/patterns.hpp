@@ -6,12 +6,14 @@
 // groups wired to the wrong group (blocks of the channel axis permuted
 // cyclically), a wrong divisor at the borders (border outputs' weights
 // scaled), an off-by-one at one border only (the first or last coordinate of
-// an axis missing), a single wrong coefficient. Each test maps every
+// an axis missing), a single wrong coefficient, a stride on the wrong axis
+// (a source axis stepping by another stride per output step). Each test maps every
 // coefficient of a and asks for b exactly, so a pattern is named only when
 // it explains all the differences; find_pattern (span_diff.hpp) tries these
 // first, then its shifts and dilations.
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -107,6 +109,19 @@ inline std::string transposed_weight(const Coefficients &a, const Coefficients &
   return "";
 }
 
+// Whether each output reads, on source axis j, within one block of
+// `block` coordinates: the blocks are groups (a spatial axis, whose rows
+// read a window across blocks, has none).
+inline bool one_block_per_output(const Coefficients &a, const PatternSpaces &sp, Index j,
+                                 Index block) {
+  std::map<Index, Index> of_output;
+  for (const auto &kv : a) {
+    const Index g = sp.source.multi(std::get<1>(kv.first))[j] / block;
+    if (of_output.emplace(std::get<0>(kv.first), g).first->second != g) return false;
+  }
+  return true;
+}
+
 // Blocks of B coordinates of a source axis read from the block δ further
 // on, cyclically: a grouped layer whose groups are wired to the wrong group.
 inline std::string wrong_group(const Coefficients &a, const Coefficients &b,
@@ -117,7 +132,7 @@ inline std::string wrong_group(const Coefficients &a, const Coefficients &b,
     // The largest blocks first: two groups swapped are also eight blocks of
     // one moved by four, and the user wrote two groups.
     for (Index block = c / 2; block >= 1; --block) {
-      if (c % block != 0) continue;
+      if (c % block != 0 || !one_block_per_output(a, sp, j, block)) continue;
       const Index blocks = c / block;
       for (Index delta = 1; delta < blocks; ++delta) {
         const bool explains = image_is(a, b, [&](CoefficientKey &k) {
@@ -215,6 +230,108 @@ inline std::string one_border(const Coefficients &a, const Coefficients &b,
   return "";
 }
 
+// The stride of source axis j per step of target axis j that the intended
+// coefficients show: the s in 1..4 for which x_j - s y_j takes the fewest
+// values (a kernel's offsets), or 0 when two tie.
+inline long long intended_stride(const Coefficients &a, const PatternSpaces &sp, Index j) {
+  long long best = 0;
+  std::size_t fewest = ~std::size_t{0};
+  for (long long s = 1; s <= 4; ++s) {
+    std::set<long long> offsets;
+    for (const auto &kv : a)
+      offsets.insert((long long)sp.source.multi(std::get<1>(kv.first))[j] -
+                     s * (long long)sp.target.multi(std::get<0>(kv.first))[j]);
+    if (offsets.size() < fewest)
+      fewest = offsets.size(), best = s;
+    else if (offsets.size() == fewest)
+      best = 0;
+  }
+  return best;
+}
+
+// Source axes that move by δ_j more per step of the target axis of the same
+// index than intended (x_j -> x_j + δ_j y_j, |δ_j| <= 2): a wrong stride, or
+// the strides of two axes swapped. Implemented coefficients carried outside
+// the source are read from the padding (none). An axis can be said to move
+// only where the outputs seen take two coordinates on it, and only when some
+// coefficient that moved on it lands on one of the implementation's: a
+// whole row carried outside the source (a missing group's) is no stride.
+inline std::string wrong_stride(const Coefficients &a, const Coefficients &b,
+                                const PatternSpaces &sp) {
+  const Index rank = sp.source.rank();
+  if (rank == 0 || rank > 4 || rank != sp.target.rank() || a.empty() || b.empty()) return "";
+  struct Term {
+    std::vector<Index> y, x;
+    Index p;
+    const Rational *value;
+  };
+  std::vector<Term> terms;
+  std::vector<std::set<Index>> seen(rank);
+  for (const auto &[k, v] : a) {
+    terms.push_back(
+        {sp.target.multi(std::get<0>(k)), sp.source.multi(std::get<1>(k)), std::get<2>(k), &v});
+    for (Index j = 0; j < rank; ++j) seen[j].insert(terms.back().y[j]);
+  }
+  std::vector<Index> axes;
+  for (Index j = 0; j < rank; ++j)
+    if (sp.source.extents()[j] > 1 && seen[j].size() > 1) axes.push_back(j);
+  std::size_t candidates = 1;
+  for (std::size_t t = 0; t < axes.size(); ++t) candidates *= 5;
+  std::vector<long long> delta(rank, 0);
+  std::vector<Index> moved(rank);
+  for (std::size_t code = 1; code < candidates; ++code) {
+    std::size_t c = code;
+    for (Index j : axes) delta[j] = (long long)(c % 5) - 2, c /= 5;
+    std::size_t matched = 0;
+    std::vector<bool> witnessed(rank, false);
+    bool explains = true;
+    for (const Term &t : terms) {
+      bool inside = true;
+      for (Index j = 0; j < rank && inside; ++j) {
+        const long long m = (long long)t.x[j] + delta[j] * (long long)t.y[j];
+        inside = m >= 0 && m < (long long)sp.source.extents()[j];
+        moved[j] = Index(m);
+      }
+      if (!inside) continue;
+      const auto it = b.find({sp.target.flat(t.y), sp.source.flat(moved), t.p});
+      if (it == b.end() || it->second != *t.value) {
+        explains = false;
+        break;
+      }
+      ++matched;
+      for (Index j : axes) witnessed[j] = witnessed[j] || (delta[j] != 0 && t.y[j] != 0);
+    }
+    if (!explains || matched != b.size()) continue;
+    std::ostringstream os;
+    std::multiset<long long> intended, implemented;
+    std::vector<Index> changed;
+    bool strides_known = true;
+    for (Index j : axes) {
+      if (delta[j] == 0) continue;
+      if (!witnessed[j]) {
+        explains = false;
+        break;
+      }
+      const long long s = intended_stride(a, sp, j);
+      os << (changed.empty() ? "" : ", and ") << "source axis " << j;
+      if (s > 0 && s + delta[j] > 0) {
+        os << " steps by " << s + delta[j] << " per step of target axis " << j << ", not " << s;
+        intended.insert(s), implemented.insert(s + delta[j]);
+      } else {
+        os << " moves by " << delta[j] << " more per step of target axis " << j;
+        strides_known = false;
+      }
+      changed.push_back(j);
+    }
+    if (!explains) continue;
+    if (changed.size() > 1 && strides_known && intended == implemented)
+      return "a stride on the wrong axis: " + os.str() + " (the strides of source axes " +
+             axes_text(changed) + " swapped)";
+    return "a wrong stride: " + os.str();
+  }
+  return "";
+}
+
 // The first user-level pattern that explains every difference, or "".
 inline std::string user_pattern(const Coefficients &a, const Coefficients &b,
                                 const std::vector<CoefficientKey> &diff, const PatternSpaces &sp) {
@@ -223,7 +340,8 @@ inline std::string user_pattern(const Coefficients &a, const Coefficients &b,
   for (auto f : {flipped_kernel, transposed_weight, wrong_group})
     if (auto s = f(a, b, sp); !s.empty()) return s;
   if (auto s = wrong_border_divisor(a, b, diff, sp); !s.empty()) return s;
-  return one_border(a, b, diff, sp);
+  if (auto s = one_border(a, b, diff, sp); !s.empty()) return s;
+  return wrong_stride(a, b, sp);
 }
 
 } // namespace pm::validation

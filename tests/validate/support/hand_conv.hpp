@@ -20,6 +20,8 @@ enum class Fault {
   wrong_group, // group g reads the input channels of group g + 1 (mod groups)
   last_row,    // the last input row is never read: an off-by-one at one border
   single,      // one coefficient (first output, first parameter) doubled
+  stride_swap, // axis 0 stepped by the stride of axis 1 and the reverse
+  stride_lost, // axis 1 stepped by 1, not by its stride
 };
 
 // conv2d as a user writes it: loops over output, kernel and channels, in the
@@ -70,10 +72,12 @@ template <class S> struct HandConv2d {
               const Index kb = flip ? KW - 1 - b : b;
               const long long dil1 = fault == Fault::dilation ? 1 : (long long)c.dil(1);
               const long long lo0 = (long long)c.lo(0) + (fault == Fault::padding ? 1 : 0);
+              const bool swap = fault == Fault::stride_swap;
               const long long hi =
-                  (long long)(i * c.step(0)) + (long long)a * (long long)c.dil(0) - lo0;
+                  (long long)(i * c.step(swap ? 1 : 0)) + (long long)a * (long long)c.dil(0) - lo0;
               const long long wi =
-                  (long long)(j * c.step(1)) + (long long)b * dil1 - (long long)c.lo(1);
+                  (long long)(j * (fault == Fault::stride_lost ? 1 : c.step(swap ? 0 : 1))) +
+                  (long long)b * dil1 - (long long)c.lo(1);
               if (hi < 0 || hi >= (long long)H || wi < 0 || wi >= (long long)W) continue;
               if (fault == Fault::last_row && hi == (long long)H - 1) continue;
               for (Index ci = 0; ci < Cg; ++ci) {
