@@ -185,10 +185,11 @@ void compare_map(MapComparison &c, const std::vector<Function<S>> &theirs,
     }
 }
 
+// Probe j of `v` (n points) in the implementation's scalars, into f.
 template <class S>
-Function<S> probe_vector(const Probes &pr, const std::vector<long long> &v, Index n,
-                         std::size_t j) {
-  Function<S> f(n);
+const Function<S> &probe_vector(Function<S> &f, const Probes &pr, const std::vector<long long> &v,
+                                Index n, std::size_t j) {
+  f.resize(n);
   for (Index i = 0; i < n; ++i) f[i] = S(pr.at(v, i, j));
   return f;
 }
@@ -224,13 +225,17 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
   const SpaceShapes sh = shapes_of(spec);
   MapComparison cf, ct, cg;
   std::string where;
+  // Reused by every pass (see make_probes).
+  Probes pr;
+  SpecValues<Acc> v;
+  Function<S> wj, xj, gj;
   for (std::size_t first = 0; first < k; first += per_pass) {
     // Each pass draws its own probes (the first pass from the check's seed).
     const std::size_t n = std::min(per_pass, k - first);
-    const Probes pr = make_probes(rows, n, plan.r, spec.bias, seed ^ fnv1a("CONF-EQUAL") ^ first);
-    const SpecValues<Acc> v = evaluate<Acc>(rows, pr, scale, Layer<L>, !plan.exact);
+    make_probes(pr, rows, n, plan.r, spec.bias, seed ^ fnv1a("CONF-EQUAL") ^ first);
+    evaluate(v, rows, pr, scale, Layer<L>, !plan.exact);
     const auto fwd = call_each<S>(n, ny, "apply(w, x)", [&](std::size_t j) {
-      return impl.apply(probe_vector<S>(pr, pr.w, np, j), probe_vector<S>(pr, pr.x, nx, j));
+      return impl.apply(probe_vector(wj, pr, pr.w, np, j), probe_vector(xj, pr, pr.x, nx, j));
     });
     const bool had = cf.differing > 0;
     compare_map(cf, fwd, v.y, v.y_abs, scale, ny, plan, first, spec.target, "output");
@@ -247,13 +252,13 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
     }
     if constexpr (Layer<L>) {
       const auto tr = call_each<S>(n, nx, "apply_transpose(w, g)", [&](std::size_t j) {
-        return impl.apply_transpose(probe_vector<S>(pr, pr.w, np, j),
-                                    probe_vector<S>(pr, pr.g, ny, j));
+        return impl.apply_transpose(probe_vector(wj, pr, pr.w, np, j),
+                                    probe_vector(gj, pr, pr.g, ny, j));
       });
       compare_map(ct, tr, v.x, v.x_abs, scale, nx, plan, first, spec.source, "transpose");
       const auto gr = call_each<S>(n, np, "parameter_gradient(x, g)", [&](std::size_t j) {
-        return impl.parameter_gradient(probe_vector<S>(pr, pr.x, nx, j),
-                                       probe_vector<S>(pr, pr.g, ny, j));
+        return impl.parameter_gradient(probe_vector(xj, pr, pr.x, nx, j),
+                                       probe_vector(gj, pr, pr.g, ny, j));
       });
       compare_map(cg, gr, v.p, v.p_abs, scale, np, plan, first, spec.parameters, "gradient");
     }

@@ -100,6 +100,7 @@ inline Report rule_samples(const io::LayerDescription &d, const std::string &dir
   // each term is below 2^62, so k of them fit 128 bits.
   std::vector<__int128> gw_sum(have_g ? np : 0, 0), gw_abs(have_g ? np : 0, 0);
   const std::size_t per = probes_per_pass(nx, ny, np, k);
+  SpecValues<long long> v;
   for (std::size_t first = 0; first < k; first += per) {
     const std::size_t n = std::min(per, k - first);
     Probes pr{n, r, {}, {}, {}};
@@ -110,7 +111,7 @@ inline Report rule_samples(const io::LayerDescription &d, const std::string &dir
       return out;
     };
     pr.w = slice(*wi, np), pr.x = slice(*xi, nx), pr.g = slice(*gi, ny);
-    const SpecValues<long long> v = evaluate<long long>(rows, pr, pf.scale, have_g);
+    evaluate(v, rows, pr, pf.scale, have_g);
     add_columns(y, v.y, ny, first, n, pf.scale);
     add_columns(y_mag, v.y_abs, ny, first, n, pf.scale);
     if (!have_g) continue;

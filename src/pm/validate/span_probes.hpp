@@ -94,7 +94,9 @@ inline std::size_t probes_per_pass(Index nx, Index ny, Index np, std::size_t k) 
 
 // k probes, point-major (value of probe j at point i is at i·k + j), with
 // integer entries uniform in [−r, r]; x over the span's source (with a
-// bias, its last point • takes 1 in every probe).
+// bias, its last point • takes 1 in every probe). Drawn into `p`, whose
+// vectors a pass reuses: fresh ones of a Linear 4096 -> 4096's size cost
+// more in page faults than the pass's arithmetic.
 struct Probes {
   std::size_t k = 0;
   long long r = 0;
@@ -105,9 +107,10 @@ struct Probes {
   }
 };
 
-inline Probes make_probes(const SpanRows &rows, std::size_t k, long long r, bool bias,
-                          std::uint64_t seed) {
-  Probes p{k, r, {}, {}, {}};
+inline void make_probes(Probes &p, const SpanRows &rows, std::size_t k, long long r, bool bias,
+                        std::uint64_t seed) {
+  p.k = k;
+  p.r = r;
   std::mt19937_64 rng(seed);
   UniformInt<long long> v(-r, r);
   auto fill = [&](std::vector<long long> &out, Index n) {
@@ -119,7 +122,6 @@ inline Probes make_probes(const SpanRows &rows, std::size_t k, long long r, bool
   fill(p.g, rows.target());
   if (bias && rows.source() > 0)
     for (std::size_t j = 0; j < k; ++j) p.x[(rows.source() - 1) * k + j] = 1;
-  return p;
 }
 
 // The three maps on the probes, exactly: values·L (L the profile's scale,
@@ -137,14 +139,14 @@ template <class Acc> Acc scaled_weight(const Rational &mu, const Rational &scale
 
 template <class Acc> Acc magnitude_of(const Acc &a) { return a < 0 ? Acc(-a) : a; }
 
-// Every edge read once for all k probes. `adjoints` false: the forward only;
-// `magnitudes` false: no sums of |terms| (an exact comparison reads none).
+// Every edge read once for all k probes, into `v` (whose vectors a pass
+// reuses). `adjoints` false: the forward only; `magnitudes` false: no sums
+// of |terms| (an exact comparison reads none).
 template <class Acc>
-SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational &scale,
-                         bool adjoints, bool magnitudes = true) {
+void evaluate(SpecValues<Acc> &v, const SpanRows &rows, const Probes &pr, const Rational &scale,
+              bool adjoints, bool magnitudes = true) {
   const std::size_t k = pr.k;
   const Index ny = rows.target(), nx = rows.source(), np = rows.parameters();
-  SpecValues<Acc> v;
   const Index m = magnitudes ? 1 : 0;
   v.y.assign(ny * k, Acc(0));
   v.y_abs.assign(m * ny * k, Acc(0));
@@ -217,7 +219,6 @@ SpecValues<Acc> evaluate(const SpanRows &rows, const Probes &pr, const Rational 
       }
     }
   }
-  return v;
 }
 
 } // namespace validation
