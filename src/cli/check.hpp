@@ -37,7 +37,9 @@ inline const char *check_help =
     "dropped by range checks, unused or cleaned parameters, edges of weight 0).\n"
     "The laws hold for every span a file can describe (they are theorems): they\n"
     "check the reader and the reference, not your intent. Intent is checked by\n"
-    "--same-as (MODEL.json a file of `pmach make`, say) and by --against.\n"
+    "--same-as (MODEL.json a file of `pmach make`, say) and by --against; with\n"
+    "either, the laws on MODEL.json are not run unless --law selects them (its\n"
+    "well-formedness and lints are).\n"
     "\n"
     "  --same-as F    compare MODEL.json, the intended layer or machine, with F,\n"
     "                 the implemented one, by span difference (for machines:\n"
@@ -270,6 +272,27 @@ inline const char *what_is_checked =
     "OTHER.json (this file intended, e.g. from pmach make), --against DIR (e.g. from pmach\n"
     "probe) and pm::check_layer on code (docs/formats.md, \"What each check can catch\").\n";
 
+// With --against or --same-as the question is the user's intent: the laws
+// on MODEL.json itself (theorems for any span a file describes, so they
+// check pmach's reader and reference) cost seconds even on a tiny layer and
+// say nothing of the implementation; they run when --law selects them.
+inline bool intent_only(const Args &args) {
+  return (args.has("against") || args.has("same-as")) && !args.has("law");
+}
+
+inline const char *intent_note =
+    "note: --against and --same-as compare an implementation with MODEL.json; the laws on\n"
+    "MODEL.json itself (theorems for any span read from a file: they check the reader and the\n"
+    "reference, not your intent) are not run: --law 'PSPAN-*' (a machine: 'MACH-*') runs them.\n";
+
+// opt keeping only the well-formedness rows (WF-*) of those it selects.
+inline pm::ValidateOptions well_formedness_only(pm::ValidateOptions opt) {
+  opt.select = [all = opt](const std::string &law, const std::string &subject) {
+    return law.rfind("WF-", 0) == 0 && all.selects(law, subject);
+  };
+  return opt;
+}
+
 inline int run_check(const Args &args) {
   const pm::ValidateOptions opt{args.number("cases", 100, pm::io::max_cases),
                                 args.number("seed", 1, ~0ull),
@@ -312,9 +335,10 @@ inline int run_check(const Args &args) {
     const pm::io::Json json = pm::io::read_json(file);
     const auto model = pm::io::parse_model(json, file);
     step("the laws on " + pm::io::printable(file));
+    const pm::ValidateOptions model_opt = intent_only(args) ? well_formedness_only(opt) : opt;
     if (const auto *layer = std::get_if<pm::io::LayerDescription>(&model)) {
       const std::string name = layer->name.empty() ? layer->file : layer->name;
-      rep = check_layer_file(*layer, opt);
+      rep = check_layer_file(*layer, model_opt);
       rep.append(pm::lint_layer(*layer, json, name));
       if (args.flag("kernels")) {
         step("the kernels (--kernels)");
@@ -337,7 +361,7 @@ inline int run_check(const Args &args) {
     } else {
       const auto &machine = std::get<pm::io::MachineDescription>(model);
       const std::string name = machine.name.empty() ? machine.file : machine.name;
-      rep = check_machine_file(machine, opt);
+      rep = check_machine_file(machine, model_opt);
       rep.append(pm::lint_machine(machine, json, name));
       if (args.flag("kernels")) {
         step("the kernels (--kernels)");
@@ -364,10 +388,10 @@ inline int run_check(const Args &args) {
         pm::to_junit(rep, args.positional.empty() ? "catalogue" : args.positional[0]));
   if (args.flag("json")) {
     nlohmann::json out = pm::to_json(rep);
-    if (!args.positional.empty()) out["note"] = what_is_checked;
+    if (!args.positional.empty()) out["note"] = intent_only(args) ? intent_note : what_is_checked;
     std::cout << out.dump(2) << "\n";
   } else {
-    if (!args.positional.empty()) std::cout << what_is_checked;
+    if (!args.positional.empty()) std::cout << (intent_only(args) ? intent_note : what_is_checked);
     std::cout << pm::to_text(rep);
   }
   return rep.passed() ? 0 : 1;

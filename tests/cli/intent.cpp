@@ -254,6 +254,24 @@ TEST_CASE("pmach check --against: one row per expected output, never silence") {
   CHECK(count(one.out, "not applicable") >= 2); // grad_x, grad_w absent
 }
 
+TEST_CASE("pmach check --against and --same-as: the file's laws only when --law asks") {
+  const std::string file = data + "/dense.json";
+  for (const std::string &with :
+       {"--against " + data + "/samples_dense", "--same-as " + data + "/dense.json"}) {
+    const Run intent = pmach("check " + file + " " + with);
+    INFO(with << "\n" << intent.out);
+    CHECK(intent.code == 0);
+    CHECK(intent.out.find("are not run: --law 'PSPAN-*'") != std::string::npos);
+    CHECK(intent.out.find("PSPAN-BILINEAR") == std::string::npos);
+    CHECK(intent.out.find("WF-SIZES") != std::string::npos);
+    const Run laws = pmach("check " + file + " " + with + " --law 'PSPAN-*' --cases 3");
+    INFO(laws.out);
+    CHECK(laws.code == 0);
+    CHECK(count(laws.out, "PSPAN-BILINEAR") == 2); // exact and double
+    CHECK(laws.out.find("hold by construction") != std::string::npos);
+  }
+}
+
 namespace {
 
 // Runs the hand-written conv2d (of `spec`) on the probe samples of `dir`, as
