@@ -219,7 +219,46 @@ struct CountingPool {
   }
 };
 
+// The pooling in float32 with divisor `divisor` everywhere (3 intended).
+struct FloatPool {
+  using scalar_type = float;
+  Index n;
+  float divisor = 3;
+  Index source_size() const { return n; }
+  Index target_size() const { return n; }
+  Index parameter_size() const { return 1; }
+  pm::Function<float> apply(const pm::Function<float> &w, const pm::Function<float> &x) const {
+    pm::Function<float> y(n, 0.0f);
+    for (Index i = 0; i < n; ++i) {
+      float sum = 0;
+      for (Index j = i == 0 ? 0 : i - 1; j <= std::min(n - 1, i + 1); ++j) sum += x[j];
+      y[i] = w[0] * sum / divisor;
+    }
+    return y;
+  }
+};
+
 } // namespace
+
+TEST_CASE("CONF-EQUAL: each map has its own bound, so a pooling's slightly wrong divisor fails "
+          "in float32 at a size where its parameter's 24578 uses would hide it") {
+  // One bound from the largest fan (the parameter's 3n uses) was γ_24580 =
+  // 1.5e-3 in float32: a divisor 3.003 (1e-3 too large) passed. The
+  // forward's own fan-in is 3 (γ_8 for a divisor 1/m).
+  const Index n = 8192;
+  pm::io::LayerDescription d;
+  d.file = "avg pool";
+  d.source = d.target = pm::Shape({n});
+  d.parameters = pm::Shape(std::vector<Index>{});
+  const AvgPoolRows rows(n);
+  const pm::Report good = pm::check_equal(d, rows, FloatPool{n}, 3);
+  INFO(pm::to_text(good));
+  CHECK(result(good, "CONF-EQUAL forward").status == Status::passed);
+  CHECK(result(good, "CONF-EQUAL forward").detail.find("forward γ_8 = ") != std::string::npos);
+  const pm::Report bad = pm::check_equal(d, rows, FloatPool{n, 3.003f}, 3);
+  INFO(pm::to_text(bad));
+  CHECK(result(bad, "CONF-EQUAL forward").status == Status::failed);
+}
 
 TEST_CASE("CONF-EQUAL mutant: a wrong divisor at the borders, within the derived bound (1/3)") {
   const Index n = 40;

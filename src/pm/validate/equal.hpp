@@ -16,6 +16,7 @@
 // derived bound γ_{fan+2}·Σ|terms| (+ the specification's own rounding), and
 // the row says so. The transpose and the parameter gradient, when the
 // implementation has them, are compared the same way on the same probes.
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -50,9 +51,17 @@ struct ProbePlan {
   long long r = 1;   // entries in [−r, r]
   std::size_t k = 1; // probes
   bool exact = true; // outputs compared with ==
-  double gamma = 0;  // else within gamma·Σ|terms| (+ the specification's rounding)
-  bool weak = false; // gamma not finite: nothing decided
-  std::string how;   // the row's words for the above
+  // Else each map (forward, transpose, gradient) within (γ_{fan+2} of its
+  // fan-in + the allowance for weights the implementation computes from
+  // coordinates + the specification's rounding) · Σ|terms|; infinite when
+  // n·u ≥ 1/2 (that map decides nothing).
+  std::array<double, 3> gamma{};
+  double allowance = 0;
+  bool weak = false; // no map's bound is finite: nothing decided
+
+  // The relative bound of map m (0 forward, 1 transpose, 2 gradient).
+  double bound(int m) const { return gamma[m] + allowance + std::ldexp(1.0, -51); }
+  std::string how; // the row's words for the above
 
   double miss() const { return std::pow(2.0 / double(2 * r + 1), double(k)); }
 };
@@ -63,7 +72,9 @@ inline std::string number_text(double v) {
   return os.str();
 }
 
-inline ProbePlan plan_probes(const RowsProfile &pf, Dtype dtype, std::size_t probes) {
+// `extent`: the largest extent of the source's axes, the coordinates from
+// which an implementation may compute weights that are not dyadic.
+inline ProbePlan plan_probes(const RowsProfile &pf, Dtype dtype, std::size_t probes, Index extent) {
   ProbePlan p;
   p.dtype = dtype;
   // Partial sums are multiples of 1/L bounded by fan·max|μ|·r²; for the
@@ -90,17 +101,40 @@ inline ProbePlan plan_probes(const RowsProfile &pf, Dtype dtype, std::size_t pro
     // not held down by exactness: a larger s makes each probe, and each
     // localising probe, likelier to see a difference.
     p.r = std::max(p.r, 1LL << 10);
-    const double u = unit_roundoff(dtype), n = double(pf.fan + 2);
-    p.weak = !(n * u < 0.5);
-    p.gamma = p.weak ? INFINITY : n * u / (1 - n * u);
+    const double u = unit_roundoff(dtype);
+    auto gamma = [&](double n) { return n * u < 0.5 ? n * u / (1 - n * u) : INFINITY; };
+    // The implementation's weights: dyadic ones exactly; divisors 1/m and
+    // weights held as nearest doubles (1/√(d_i d_j)) within 3 roundings of
+    // their own (n + 3); other fractions (3/14, of an interpolation) are
+    // computed from coordinates up to N, with an absolute error up to
+    // γ_4·(N + 1) each: a term's error within that / min|μ| of the term.
+    const bool dyadic_weights = pf.exact && pf.dyadic();
+    const bool few_roundings = !dyadic_weights && (!pf.exact || pf.unit_fractions);
+    const char *maps[] = {"forward", "transpose", "gradient"};
+    std::string within;
+    for (int m = 0; m < 3; ++m) {
+      const Index n = pf.fans[m] + 2 + (few_roundings ? 3 : 0);
+      p.gamma[m] = gamma(double(n));
+      within += std::string(m ? ", " : "") + maps[m] + " γ_" + std::to_string(n) + " = " +
+                number_text(p.gamma[m]);
+    }
+    p.weak = std::all_of(p.gamma.begin(), p.gamma.end(), [](double g) { return std::isinf(g); });
+    std::string coordinates;
+    if (!dyadic_weights && !few_roundings) {
+      p.allowance = gamma(4) * double(extent + 1) / pf.min_weight.convert_to<double>();
+      coordinates = ", plus γ_4·(N + 1)/min|μ| = " + number_text(p.allowance) +
+                    " (N = " + std::to_string(extent) + ", min|μ| = " + value_text(pf.min_weight) +
+                    ") for weights computed from coordinates";
+    }
     const std::string why =
         !pf.exact ? "weights not held exactly (nearest doubles)"
         : !pf.dyadic()
             ? "weights not dyadic (denominators " +
                   (pf.scale == 0 ? std::string("above 2^30") : "lcm " + value_text(pf.scale)) + ")"
             : "fan-in " + std::to_string(pf.fan) + " × max|μ| too large for " + limit;
-    p.how = name + ": " + why + ": compared within γ_" + std::to_string(pf.fan + 2) + " = " +
-            number_text(p.gamma) + " × Σ|terms| (docs/tolerances.md, \"Exact probes\")";
+    p.how = name + ": " + why + ": each map compared within γ_n × Σ|terms|, n its fan-in + 2" +
+            (few_roundings ? " + 3" : "") + " (" + within + ")" + coordinates +
+            " (docs/tolerances.md, \"Exact probes\")";
   }
   if (probes == 0) {
     // (2/s)^k ≤ 2^-60.
@@ -128,7 +162,7 @@ struct MapComparison {
 template <class S, class Acc>
 void compare_map(MapComparison &c, const std::vector<Function<S>> &theirs,
                  const std::vector<Acc> &ref, const std::vector<Acc> &ref_abs,
-                 const Rational &scale, Index n, const ProbePlan &plan, std::size_t first,
+                 const Rational &scale, Index n, const ProbePlan &plan, int map, std::size_t first,
                  const Shape &space, const char *what) {
   const std::size_t k = theirs.size();
   const bool pow2 = scale != 0 && (numerator(scale) & (numerator(scale) - 1)) == 0;
@@ -148,8 +182,7 @@ void compare_map(MapComparison &c, const std::vector<Function<S>> &theirs,
           // The specification's own rounding: of a/L, and of μ when held as
           // the nearest double.
           if (!plan.exact) // the magnitudes are computed only then
-            bound = (plan.gamma + std::ldexp(1.0, -51)) * double(ref_abs[i * k + j]) /
-                    scale.convert_to<double>();
+            bound = plan.bound(map) * double(ref_abs[i * k + j]) / scale.convert_to<double>();
           same = plan.exact ? double(v) * scale.convert_to<double>() == double(a) : err <= bound;
         }
       } else {
@@ -159,9 +192,9 @@ void compare_map(MapComparison &c, const std::vector<Function<S>> &theirs,
           same = got == want;
         } else {
           err = std::abs((got - want).template convert_to<double>());
-          bound = (plan.gamma + std::ldexp(1.0, -51)) *
-                  (Rational(ref_abs[i * k + j]) / (scale == 0 ? Rational(1) : scale))
-                      .template convert_to<double>();
+          bound =
+              plan.bound(map) * (Rational(ref_abs[i * k + j]) / (scale == 0 ? Rational(1) : scale))
+                                    .template convert_to<double>();
           same = err <= bound;
         }
       }
@@ -238,7 +271,7 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
       return impl.apply(probe_vector(wj, pr, pr.w, np, j), probe_vector(xj, pr, pr.x, nx, j));
     });
     const bool had = cf.differing > 0;
-    compare_map(cf, fwd, v.y, v.y_abs, scale, ny, plan, first, spec.target, "output");
+    compare_map(cf, fwd, v.y, v.y_abs, scale, ny, plan, 0, first, spec.target, "output");
     if (!had && cf.differing && eo.localise && !spec.bias) {
       const std::size_t j = cf.probe - first;
       std::vector<long long> wv(np), xv(nx);
@@ -246,8 +279,7 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
       for (Index i = 0; i < nx; ++i) xv[i] = pr.at(pr.x, i, j);
       const Localisation l =
           localise(impl, rows, sh, wv, xv, fwd[j], probe_values(v.y, scale, ny, n, j), cf.points,
-                   plan.r, plan.exact ? 0.0 : plan.gamma + std::ldexp(1.0, -51),
-                   seed ^ fnv1a("CONF-EQUAL localise"));
+                   plan.r, plan.exact ? 0.0 : plan.bound(0), seed ^ fnv1a("CONF-EQUAL localise"));
       where = to_text(l, sh, eo.max_differences);
     }
     if constexpr (Layer<L>) {
@@ -255,12 +287,12 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
         return impl.apply_transpose(probe_vector(wj, pr, pr.w, np, j),
                                     probe_vector(gj, pr, pr.g, ny, j));
       });
-      compare_map(ct, tr, v.x, v.x_abs, scale, nx, plan, first, spec.source, "transpose");
+      compare_map(ct, tr, v.x, v.x_abs, scale, nx, plan, 1, first, spec.source, "transpose");
       const auto gr = call_each<S>(n, np, "parameter_gradient(x, g)", [&](std::size_t j) {
         return impl.parameter_gradient(probe_vector(xj, pr, pr.x, nx, j),
                                        probe_vector(gj, pr, pr.g, ny, j));
       });
-      compare_map(cg, gr, v.p, v.p_abs, scale, np, plan, first, spec.parameters, "gradient");
+      compare_map(cg, gr, v.p, v.p_abs, scale, np, plan, 2, first, spec.parameters, "gradient");
     }
   }
   if (cf.differing && !eo.localise)
@@ -273,7 +305,7 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
         << nx << " -> " << ny << " with " << np << " parameters): a difference is missed with "
         << "probability <= (2/" << 2 * plan.r + 1 << ")^" << k << " = " << number_text(plan.miss())
         << "; " << plan.how;
-  auto add = [&](const char *law, const MapComparison &c, std::string more) {
+  auto add = [&](const char *law, const MapComparison &c, std::string more, int map) {
     LawResult r{law,     subject,    c.differing ? Status::failed : Status::passed,
                 k,       plan.exact, c.max_error,
                 c.bound, seed,       "",
@@ -282,12 +314,19 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
                                  " compared values differ; the first: " + c.first +
                                  (more.empty() ? "" : "\n  " + more) + "\n  (" + basis.str() + ")"
                            : basis.str();
+    // A map without a finite bound compared nothing: never passed.
+    if (!plan.exact && std::isinf(plan.gamma[map])) {
+      r.status = Status::too_weak;
+      r.detail = "not compared: this map's γ_n is not below 1 (n·u ≥ 1/2) in " +
+                 std::string(dtype_name(plan.dtype)) + "; use float64 or a smaller layer (" +
+                 basis.str() + ")";
+    }
     rep.add(std::move(r));
   };
-  add("CONF-EQUAL forward", cf, where);
+  add("CONF-EQUAL forward", cf, where, 0);
   if constexpr (Layer<L>) {
-    add("CONF-EQUAL transpose", ct, "");
-    add("CONF-EQUAL gradient", cg, "");
+    add("CONF-EQUAL transpose", ct, "", 1);
+    add("CONF-EQUAL gradient", cg, "", 2);
   } else {
     for (const char *law : {"CONF-EQUAL transpose", "CONF-EQUAL gradient"})
       rep.add({law, subject, Status::not_applicable, 0, true, 0, 0, seed,
@@ -312,7 +351,9 @@ Report check_equal(const io::LayerDescription &spec, const SpanRows &rows, const
   using namespace validation;
   const RowsProfile pf = profile(rows);
   const Dtype dtype = eo.dtype.value_or(dtype_of<typename L::scalar_type>());
-  const ProbePlan plan = plan_probes(pf, dtype, eo.probes);
+  const auto &ex = spec.source.extents();
+  const ProbePlan plan =
+      plan_probes(pf, dtype, eo.probes, ex.empty() ? 1 : *std::max_element(ex.begin(), ex.end()));
   if (plan.weak) {
     Report rep;
     for (const char *law : {"CONF-EQUAL forward", "CONF-EQUAL transpose", "CONF-EQUAL gradient"})

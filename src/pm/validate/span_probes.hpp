@@ -13,6 +13,7 @@
 // gives its rows with machine-integer weights (SpanRows::integer_rows) is
 // read through them, with no Rational per edge.
 #include <algorithm>
+#include <array>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <random>
@@ -26,10 +27,15 @@ namespace validation {
 
 // What the probes' magnitudes are sized by, from one pass over the rows.
 struct RowsProfile {
-  Index fan = 0;           // the largest fan-in of the three maps (max_row, max_column, max use)
-  Rational max_weight = 0; // max |μ|
-  Rational scale = 1;      // L: the lcm of the denominators, or 0 when above max_scale
-  bool exact = true;       // the weights are held exactly (SpanRows::exact)
+  Index fan = 0; // the largest fan-in of the three maps (max_row, max_column, max use)
+  // Each map's: the forward's (max_row), the transpose's (max_column), the
+  // gradient's (a parameter's uses).
+  std::array<Index, 3> fans{};
+  Rational max_weight = 0;    // max |μ|
+  Rational min_weight = 1;    // min(1, |μ| over the non-zero weights); 1 for integer rows
+  bool unit_fractions = true; // every non-zero |μ| an integer or 1/m (a divisor, 1/deg)
+  Rational scale = 1;         // L: the lcm of the denominators, or 0 when above max_scale
+  bool exact = true;          // the weights are held exactly (SpanRows::exact)
 
   // A power of two: fractions p/L are exact in binary floating point.
   bool dyadic() const {
@@ -44,7 +50,9 @@ inline constexpr long long max_scale = 1LL << 30;
 inline RowsProfile profile(const SpanRows &r) {
   using boost::multiprecision::cpp_int;
   RowsProfile out;
-  out.fan = std::max({r.max_row(), r.max_column(), r.max_parameter_use(), Index{1}});
+  out.fans = {std::max(r.max_row(), Index{1}), std::max(r.max_column(), Index{1}),
+              std::max(r.max_parameter_use(), Index{1})};
+  out.fan = *std::max_element(out.fans.begin(), out.fans.end());
   out.exact = r.exact();
   if (r.integer_rows()) {
     unsigned long long most = 0;
@@ -71,6 +79,9 @@ inline RowsProfile profile(const SpanRows &r) {
     for (const RowEdge &e : row) {
       const Rational a = abs(e.weight);
       if (a > out.max_weight) out.max_weight = a;
+      if (a == 0) continue;
+      out.min_weight = std::min(a, out.min_weight);
+      out.unit_fractions = out.unit_fractions && (numerator(a) == 1 || denominator(a) == 1);
       if (lcm == 0) continue;
       const cpp_int d = denominator(e.weight);
       if (d != 1 && lcm % d != 0) {
