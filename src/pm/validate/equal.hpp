@@ -247,6 +247,29 @@ std::vector<Function<S>> call_each(std::size_t k, Index n, const std::string &wh
   return out;
 }
 
+// The probes of CONF-EQUAL, pass by pass: f(pr, first) with the pass's
+// pr.k probes, the first of them probe `first` of the check. Each pass
+// draws its own (the first from the check's seed), into the one `pr` (see
+// make_probes).
+template <class F>
+void for_each_pass(const SpanRows &rows, const ProbePlan &plan, std::size_t per_pass, bool bias,
+                   std::uint64_t seed, F &&f) {
+  Probes pr;
+  for (std::size_t first = 0; first < plan.k; first += per_pass) {
+    make_probes(pr, rows, std::min(per_pass, plan.k - first), plan.r, bias,
+                seed ^ fnv1a("CONF-EQUAL") ^ first);
+    f(static_cast<const Probes &>(pr), first);
+  }
+}
+
+// The plan of a check of `spec` whose implementation computes in `dtype`.
+inline ProbePlan plan_for(const io::LayerDescription &spec, const RowsProfile &pf, Dtype dtype,
+                          const EqualOptions &eo) {
+  const auto &ex = spec.source.extents();
+  return plan_probes(pf, dtype, eo.probes,
+                     ex.empty() ? 1 : *std::max_element(ex.begin(), ex.end()));
+}
+
 template <ForwardLayer L, class Acc>
 Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRows &rows,
                   const ProbePlan &plan, const Rational &scale, const EqualOptions &eo,
@@ -259,13 +282,10 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
   MapComparison cf, ct, cg;
   std::string where;
   // Reused by every pass (see make_probes).
-  Probes pr;
   SpecValues<Acc> v;
   Function<S> wj, xj, gj;
-  for (std::size_t first = 0; first < k; first += per_pass) {
-    // Each pass draws its own probes (the first pass from the check's seed).
-    const std::size_t n = std::min(per_pass, k - first);
-    make_probes(pr, rows, n, plan.r, spec.bias, seed ^ fnv1a("CONF-EQUAL") ^ first);
+  for_each_pass(rows, plan, per_pass, spec.bias, seed, [&](const Probes &pr, std::size_t first) {
+    const std::size_t n = pr.k;
     evaluate(v, rows, pr, scale, Layer<L>, !plan.exact);
     const auto fwd = call_each<S>(n, ny, "apply(w, x)", [&](std::size_t j) {
       return impl.apply(probe_vector(wj, pr, pr.w, np, j), probe_vector(xj, pr, pr.x, nx, j));
@@ -294,7 +314,7 @@ Report equal_rows(const io::LayerDescription &spec, const L &impl, const SpanRow
       });
       compare_map(cg, gr, v.p, v.p_abs, scale, np, plan, 2, first, spec.parameters, "gradient");
     }
-  }
+  });
   if (cf.differing && !eo.localise)
     where = "not localised: probe files answer only the probes written (pm::check_layer and "
             "pmach.check localise)";
@@ -351,9 +371,7 @@ Report check_equal(const io::LayerDescription &spec, const SpanRows &rows, const
   using namespace validation;
   const RowsProfile pf = profile(rows);
   const Dtype dtype = eo.dtype.value_or(dtype_of<typename L::scalar_type>());
-  const auto &ex = spec.source.extents();
-  const ProbePlan plan =
-      plan_probes(pf, dtype, eo.probes, ex.empty() ? 1 : *std::max_element(ex.begin(), ex.end()));
+  const ProbePlan plan = plan_for(spec, pf, dtype, eo);
   if (plan.weak) {
     Report rep;
     for (const char *law : {"CONF-EQUAL forward", "CONF-EQUAL transpose", "CONF-EQUAL gradient"})
@@ -369,6 +387,24 @@ Report check_equal(const io::LayerDescription &spec, const SpanRows &rows, const
   if (pf.scale != 0 && most < Rational(boost::multiprecision::cpp_int(1) << 62))
     return equal_rows<L, long long>(spec, impl, rows, plan, pf.scale, eo, seed, subject);
   return equal_rows<L, Rational>(spec, impl, rows, plan, Rational(1), eo, seed, subject);
+}
+
+// The inputs (w, x) that check_equal feeds an implementation of `spec`
+// computing in eo.dtype (float64 if unset), in order, without evaluating
+// the specification: `pmach probe` writes them for a framework to answer.
+template <class F>
+void equal_probes(const io::LayerDescription &spec, const SpanRows &rows, std::uint64_t seed,
+                  const EqualOptions &eo, F &&f) {
+  using namespace validation;
+  const ProbePlan plan = plan_for(spec, profile(rows), eo.dtype.value_or(Dtype::float64), eo);
+  if (plan.weak) return; // check_equal calls nothing either
+  const Index nx = rows.source(), ny = rows.target(), np = rows.parameters();
+  Function<double> w, x;
+  for_each_pass(rows, plan, probes_per_pass(nx, ny, np, plan.k), spec.bias, seed,
+                [&](const Probes &pr, std::size_t) {
+                  for (std::size_t j = 0; j < pr.k; ++j)
+                    f(probe_vector(w, pr, pr.w, np, j), probe_vector(x, pr, pr.x, nx, j));
+                });
 }
 
 // The same with the description's own rows.
