@@ -176,7 +176,10 @@ struct Report {
     for (const auto &r : results) total += r.seconds;
     return total;
   }
+  // Rows timed by their own report: the next row added here is timed from
+  // now, not from before them (which counted their time twice).
   void append(const Report &other) {
+    lap = std::chrono::steady_clock::now();
     results.insert(results.end(), other.results.begin(), other.results.end());
     left_out.insert(left_out.end(), other.left_out.begin(), other.left_out.end());
   }
