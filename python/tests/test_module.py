@@ -179,3 +179,36 @@ def test_a_negated_layer_keeps_its_laws_and_fails_the_comparison():
         assert rows[law]["status"] == "passed", rows[law]
         assert rows[law]["bound"] >= 0
     assert rows["CONF-EQUAL forward"]["status"] == "failed"
+
+
+def test_a_correct_float32_module_passes_its_laws_within_float32_bounds():
+    # With dtype="float32" the module computes in float32; its laws were
+    # judged against float64's γ_n and a correct nn.Linear(64, 64) failed
+    # PSPAN-BILINEAR at about 1e-9 against a bound of 6e-20.
+    torch.manual_seed(0)
+    module = nn.Linear(64, 64, bias=False)
+    report = pmach.check(pmach.layers.dense(64, 64, layout="torch"), module, dtype="float32")
+    rows = {r["law"]: r for r in report.rows}
+    for law in ("PSPAN-BILINEAR", "PSPAN-ADJOINT", "PSPAN-GRADIENT", "CONF-EQUAL forward"):
+        assert rows[law]["status"] == "passed", rows[law]
+    assert report.passed
+    # The bound is float32's: far above float64's rounding of these sides.
+    assert rows["PSPAN-BILINEAR"]["bound"] > 1e-12
+
+
+def test_a_stride_on_the_wrong_axis_is_named_in_pytorchs_layout():
+    # conv 3x3 4->4, stride (2, 1), padding 1 on 6x6; the implementation steps
+    # the rows by 1 and the columns by 2, keeping the 3x6 output (reads past
+    # the image are zeros). The intended strides were read from the followed
+    # outputs' rows, which a border or two output channels made tie.
+    spec = pmach.layers.conv((6, 6), 4, 4, 3, padding=1, stride=[2, 1], layout="torch")
+
+    def swapped(w, x):
+        y = F.conv2d(F.pad(x, (1, 1 + 2 * 6, 1, 1 + 1 * 3)), w)
+        return y[:, :, 0:3, 0:12:2]
+
+    report = pmach.check(spec, swapped)
+    forward = next(r for r in report.rows if r["law"] == "CONF-EQUAL forward")
+    assert forward["status"] == "failed"
+    assert ("a stride on the wrong axis: source axis 1 steps by 1 per step of target axis 1, "
+            "not 2, and source axis 2 steps by 2 per step of target axis 2, not 1") in forward["detail"]

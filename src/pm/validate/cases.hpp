@@ -41,6 +41,10 @@ struct ValidateOptions {
   std::uint64_t seed = 1;
   CaseShapes shapes = {};
   RowSelection select = {};
+  // The implementation's unit roundoff when it computes in a narrower type
+  // than its scalars (a float32 module checked through doubles): the laws'
+  // bounds γ_n take it. 0: the scalars' own.
+  double unit_roundoff = 0;
 
   bool selects(const std::string &law, const std::string &subject) const {
     return !select || select(law, subject);
@@ -135,10 +139,11 @@ struct Comparison {
 };
 
 // Compares two sides componentwise: == over exact scalars, within
-// γ_n (M_lhs + M_rhs) over floating ones, M the sides on absolute values.
+// γ_n (M_lhs + M_rhs) over floating ones, M the sides on absolute values,
+// with the unit roundoff u (0: S's).
 template <class S>
 Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S> &ml,
-                   const Function<S> &mr, std::size_t n) {
+                   const Function<S> &mr, std::size_t n, double u = 0) {
   Comparison c;
   require(l.size() == r.size(), "law sides have ", l.size(), " and ", r.size(),
           " components, expected the same number");
@@ -149,7 +154,7 @@ Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S>
     double bound = 0;
     bool ok = l[i] == r[i];
     if constexpr (!is_exact<S>) {
-      const S b = gamma<S>(n) * (ml[i] + mr[i]);
+      const S b = (u > 0 ? S(gamma(double(n), u)) : gamma<S>(n)) * (ml[i] + mr[i]);
       bound = double(b);
       ok = std::abs(l[i] - r[i]) <= b; // false for NaN
       if (!std::isfinite(bound)) {

@@ -183,6 +183,13 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
   if constexpr (Layer<L>) {
     ValidateOptions shaped = opt;
     shaped.shapes = case_shapes(spec);
+    // An implementation computing in a narrower dtype than its scalars
+    // (float32 through doubles) is held to that dtype's bounds.
+    using S = typename L::scalar_type;
+    if constexpr (!is_exact<S>)
+      if (equal.dtype && *equal.dtype != Dtype::exact &&
+          unit_roundoff(*equal.dtype) > double(unit_roundoff<S>()))
+        shaped.unit_roundoff = std::max(shaped.unit_roundoff, unit_roundoff(*equal.dtype));
     rep = validate(implementation, subject, shaped);
   } else {
     const char *why = "the implementation has only a forward pass (apply)";
