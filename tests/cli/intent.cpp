@@ -134,7 +134,7 @@ TEST_CASE("pmach check --same-as: each planted fault is caught with its coeffici
   const std::map<std::string, std::string> pattern{
       {"conv2d_wrong_dilation", "source axis 1 moves by -1 per step of parameter axis 1"},
       {"conv2d_wrong_padding", "is shifted by"},
-      {"conv2d_reversed_kernel", "a flipped kernel: parameter axes 0 reversed"},
+      {"conv2d_reversed_kernel", "a kernel flipped on one axis: parameter axis 0 reversed"},
       {"conv2d_missing_group", "intended coefficients the implementation lacks: exactly those"}};
   for (const auto &[file, p] : pattern) {
     const Run r = pmach("check " + faults + "/conv2d.json --cases 2 --same-as " + faults + "/" +
@@ -377,7 +377,7 @@ TEST_CASE("pmach probe: each planted fault is recovered from the framework's out
   const std::map<Fault, std::string> pattern{
       {Fault::dilation, "source axis 1 moves by -1 per step of parameter axis 1"},
       {Fault::padding, "is shifted by"},
-      {Fault::reversed, "a flipped kernel: parameter axes 0 reversed"},
+      {Fault::reversed, "a kernel flipped on one axis: parameter axis 0 reversed"},
       {Fault::missing_group, "intended coefficients the implementation lacks"}};
   for (const auto &[fault, p] : pattern) {
     const Run r = probe_round_trip("fault", fault);

@@ -158,7 +158,7 @@ TEST_CASE("CONF-SPAN-DIFF mutant: a wrong padding offset is caught, with its pat
 TEST_CASE("CONF-SPAN-DIFF mutant: a reversed kernel is caught, with its pattern") {
   const std::string d = caught(Fault::reversed);
   INFO(d);
-  CHECK(d.find("a flipped kernel: parameter axes 0 reversed") != std::string::npos);
+  CHECK(d.find("a kernel flipped on one axis: parameter axis 0 reversed") != std::string::npos);
 }
 
 TEST_CASE("CONF-SPAN-DIFF mutant: a missing channel group is caught, with its pattern") {

@@ -83,6 +83,9 @@ inline std::string flipped_kernel(const Coefficients &a, const Coefficients &b,
       for (Index j : axes) m[j] = sp.parameters.extents()[j] - 1 - m[j];
       std::get<2>(k) = sp.parameters.flat(m);
     });
+    if (explains && axes.size() == 1)
+      return "a kernel flipped on one axis: parameter axis " + axes_text(axes) +
+             " reversed (the kernel read backwards along it)";
     if (explains)
       return "a flipped kernel: parameter axes " + axes_text(axes) +
              " reversed (a convolution where a cross-correlation is intended, or the reverse)";
@@ -231,19 +234,31 @@ inline std::string one_border(const Coefficients &a, const Coefficients &b,
 }
 
 // The stride of source axis j per step of target axis j that the intended
-// coefficients show: the s in 1..4 for which x_j - s y_j takes the fewest
-// values (a kernel's offsets), or 0 when two tie.
+// coefficients show: the s in 1..4 for which x_j - s y_j is best told by one
+// parameter axis q (a kernel axis: one offset per kernel index), counting
+// the distinct pairs (p_q, x_j - s y_j), fewest over q; 0 when two s tie.
+// By a parameter axis, so that neither a window cut by the border nor
+// outputs of different channels (which share no parameter) tie two s.
 inline long long intended_stride(const Coefficients &a, const PatternSpaces &sp, Index j) {
+  std::vector<std::vector<Index>> p;
+  std::vector<long long> x, y;
+  for (const auto &kv : a) {
+    p.push_back(sp.parameters.multi(std::get<2>(kv.first)));
+    x.push_back((long long)sp.source.multi(std::get<1>(kv.first))[j]);
+    y.push_back((long long)sp.target.multi(std::get<0>(kv.first))[j]);
+  }
   long long best = 0;
   std::size_t fewest = ~std::size_t{0};
   for (long long s = 1; s <= 4; ++s) {
-    std::set<long long> offsets;
-    for (const auto &kv : a)
-      offsets.insert((long long)sp.source.multi(std::get<1>(kv.first))[j] -
-                     s * (long long)sp.target.multi(std::get<0>(kv.first))[j]);
-    if (offsets.size() < fewest)
-      fewest = offsets.size(), best = s;
-    else if (offsets.size() == fewest)
+    std::size_t least = ~std::size_t{0};
+    for (Index q = 0; q < sp.parameters.rank(); ++q) {
+      std::set<std::pair<Index, long long>> pairs;
+      for (std::size_t t = 0; t < p.size(); ++t) pairs.emplace(p[t][q], x[t] - s * y[t]);
+      least = std::min(least, pairs.size());
+    }
+    if (least < fewest)
+      fewest = least, best = s;
+    else if (least == fewest)
       best = 0;
   }
   return best;
