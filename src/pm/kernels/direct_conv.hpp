@@ -17,8 +17,9 @@
 // consecutive positions in registers, and adds for every (tap, input
 // channel) the broadcast weight times the shifted input packets. Packet
 // width and tile are Eigen's packets of the compile target (AVX-512: 16
-// floats and 32 registers; AVX2: 8 floats and 16), so no code is tied to one
-// instruction set. The weight gradient on the same rows is in
+// floats and 32 registers; AVX2: 8 floats and 16), so no tile is tied to
+// one instruction set (the float copies have an AVX-512 transpose,
+// transpose16x16). The weight gradient on the same rows is in
 // direct_gradient.hpp.
 //
 // A sweep runs as a wavefront over the gapped positions (detail::wavefront):
@@ -35,6 +36,7 @@
 // not depend on the thread count.
 #include <algorithm>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -81,6 +83,51 @@ template <class T> struct DirectTile {
   static constexpr Index positions = lanes * vectors;
 };
 
+#if defined(__AVX512F__)
+// A 16 × 16 block of floats transposed in registers: out[i · ld_out + j] =
+// in[j · ld_in + i] for i < `stores`, j < 16, rows j ≥ `loads` of `in` read
+// as zeros; whole packets are read and written. Four stages of 16 shuffles
+// (within 128-bit lanes, then across them). Eigen's ptranspose of a
+// PacketBlock<Packet16f, 16>, inlined into transpose_by, kept the block on
+// the stack (g++ 12: a store and a reload of every packet) and went through
+// half-width inserts and extracts; out of line, this function keeps every
+// value in a register. A copy: the bits are those of any transpose.
+[[gnu::noinline]] inline void transpose16x16(const float *in, Index ld_in, float *out, Index ld_out,
+                                             Index loads, Index stores) {
+  __m512 r[16], t[16];
+  for (Index k = 0; k < 16; ++k)
+    r[k] = k < loads ? _mm512_loadu_ps(in + k * ld_in) : _mm512_setzero_ps();
+  for (int k = 0; k < 16; k += 2) {
+    t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
+  }
+  // r[4g + j]: rows 4g..4g+3 of column j + 4 l in the 128-bit lane l.
+  for (int g = 0; g < 16; g += 4) {
+    const __m512d a = _mm512_castps_pd(t[g]), b = _mm512_castps_pd(t[g + 1]),
+                  c = _mm512_castps_pd(t[g + 2]), d = _mm512_castps_pd(t[g + 3]);
+    r[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  // t[8h + j] (0x88): rows 8h..8h+3 of columns j, j + 8, then rows
+  // 8h+4..8h+7 of the same; t[8h + 4 + j] (0xdd): columns j + 4, j + 12.
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 4; ++j) {
+      t[8 * h + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0x88);
+      t[8 * h + 4 + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0xdd);
+    }
+  // t[8h + m], m < 8: rows 8h..8h+3 of columns m, m + 8, then rows
+  // 8h+4..8h+7 of the same; lanes 0 and 2 of both halves are column m,
+  // lanes 1 and 3 column m + 8.
+  for (Index m = 0; m < 8; ++m) {
+    if (m < stores) _mm512_storeu_ps(out + m * ld_out, _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88));
+    if (m + 8 < stores)
+      _mm512_storeu_ps(out + (m + 8) * ld_out, _mm512_shuffle_f32x4(t[m], t[8 + m], 0xdd));
+  }
+}
+#endif
+
 // out[i · ld_out + j] = in[j · ld_in + i] for i < rows, j < cols: the
 // channel-major ↔ position-major copies, by blocks of lanes × lanes
 // transposed in registers. A partial block reads whole packets of `in` when
@@ -112,6 +159,16 @@ void transpose_by(const T *in, Index ld_in, T *out, Index ld_out, Index rows, In
     for (Index i0 = 0; i0 < rows; i0 += lanes)
       for (Index j0 = 0; j0 < cols; j0 += lanes) {
         const Index ni = std::min(lanes, rows - i0), nj = std::min(lanes, cols - j0);
+#if defined(__AVX512F__)
+        // Whole packets read and written: the full blocks, and the partial
+        // ones wherever the generic path below would read or write whole
+        // packets too (the same values, zeros for the missing positions).
+        if constexpr (std::is_same_v<T, float> && lanes == 16)
+          if ((ni == lanes || read_past) && (nj == lanes || write_past)) {
+            transpose16x16(in + j0 * ld_in + i0, ld_in, out + i0 * ld_out + j0, ld_out, nj, ni);
+            continue;
+          }
+#endif
         if (ni == lanes && nj == lanes) {
           for (Index k = 0; k < lanes; ++k)
             block.packet[k] = ei::ploadu<P>(in + (j0 + k) * ld_in + i0);
