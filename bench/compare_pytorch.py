@@ -199,30 +199,19 @@ def scripted_loops():
     if _SCRIPTED:
         return _SCRIPTED
 
-    def dense(w: torch.Tensor, mask: torch.Tensor, y0: torch.Tensor, z0: torch.Tensor,
-              offsets: List[int]) -> Tuple[torch.Tensor, torch.Tensor]:
-        wc = w * mask
-        ys: List[torch.Tensor] = []
-        zs: List[torch.Tensor] = []
-        for i in range(len(offsets) - 1):
-            o, e = offsets[i], offsets[i + 1]
-            y = y0[:, o:e]
-            if o > 0:
-                y = y + torch.cat(zs, dim=1) @ wc[:o, o:e]
-            ys.append(y)
-            zs.append(z0[:, o:e] + torch.tanh(y))
-        return torch.cat(ys, dim=1), torch.cat(zs, dim=1)
-
     def conv(w: torch.Tensor, mask: torch.Tensor, y0: torch.Tensor, z0: torch.Tensor,
              offsets: List[int], pad: List[int]) -> Tuple[torch.Tensor, torch.Tensor]:
-        """conv_forward and grid_forward (pad in F.pad's order)."""
+        """dense_forward (w of dim 2, pad unused), conv_forward and grid_forward (pad in
+        F.pad's order): one loop, the level's product chosen by the weight's dim."""
         wc = w * mask
         ys: List[torch.Tensor] = []
         zs: List[torch.Tensor] = []
         for i in range(len(offsets) - 1):
             o, e = offsets[i], offsets[i + 1]
             y = y0[:, o:e]
-            if o > 0:
+            if o > 0 and w.dim() == 2:
+                y = y + torch.cat(zs, dim=1) @ wc[:o, o:e]
+            elif o > 0:
                 z = F.pad(torch.cat(zs, dim=1), pad)
                 if w.dim() == 3:
                     y = y + F.conv1d(z, wc[o:e, :o])
@@ -249,8 +238,7 @@ def scripted_loops():
                 z[:, o:e, t0:t1] = z0[:, o:e, t0:t1] + torch.tanh(yi)
         return y, z
 
-    _SCRIPTED.update(dense=torch.jit.script(dense), conv=torch.jit.script(conv),
-                     recur=torch.jit.script(recur))
+    _SCRIPTED.update(conv=torch.jit.script(conv), recur=torch.jit.script(recur))
     return _SCRIPTED
 
 
@@ -320,7 +308,7 @@ class Machine:
         offsets = [0] + list(itertools.accumulate(self.dims))
         if r["machine"] == "dense":
             mask = clean_mask(self.dims, dtype)
-            return {"script": (lambda w, y0, z0: loops["dense"](w, mask, y0, z0, offsets), plain)}
+            return {"script": (lambda w, y0, z0: loops["conv"](w, mask, y0, z0, offsets, []), plain)}
         if r["machine"] == "recur":
             mask = recur_mask(self.dims, r["lag"], r["tb"], dtype)
             return {"script": (lambda w, y0, z0: loops["recur"](w, mask, y0, z0, offsets, r["lag"],
