@@ -260,6 +260,53 @@ TEST_CASE("CONF-EQUAL: each map has its own bound, so a pooling's slightly wrong
   CHECK(result(bad, "CONF-EQUAL forward").status == Status::failed);
 }
 
+namespace {
+
+// y_i = (2/3001) w x_i on n points: a weight neither dyadic nor a divisor,
+// so an implementation is allowed γ_4 (N + 1) / min|μ| for computing it
+// from coordinates, which reaches 1 at n = 4096 in float32.
+struct ScaledRows final : pm::SpanRows {
+  Index n;
+  explicit ScaledRows(Index n) : n(n) {}
+  Index source() const override { return n; }
+  Index target() const override { return n; }
+  Index parameters() const override { return 1; }
+  void row(Index y, std::vector<pm::RowEdge> &out) const override {
+    out.push_back({y, 0, Rational(2, 3001)});
+  }
+  Index max_row() const override { return 1; }
+  Index max_column() const override { return 1; }
+  Index max_parameter_use() const override { return n; }
+  bool integral() const override { return false; }
+};
+
+struct Zero {
+  using scalar_type = float;
+  Index n;
+  Index source_size() const { return n; }
+  Index target_size() const { return n; }
+  Index parameter_size() const { return 1; }
+  pm::Function<float> apply(const pm::Function<float> &, const pm::Function<float> &) const {
+    return pm::Function<float>(n, 0.0f);
+  }
+};
+
+} // namespace
+
+TEST_CASE("CONF-EQUAL: a map whose bound is not below 1 decides nothing and is not passed") {
+  const Index n = 4096;
+  pm::io::LayerDescription d;
+  d.file = "scaled";
+  d.source = d.target = pm::Shape({n});
+  d.parameters = pm::Shape(std::vector<Index>{});
+  // An implementation answering 0 is wrong everywhere, and within a
+  // relative bound of 1.46: the row must say so, not pass.
+  const pm::Report rep = pm::check_equal(d, ScaledRows(n), Zero{n}, 3);
+  INFO(pm::to_text(rep));
+  CHECK(result(rep, "CONF-EQUAL forward").status == Status::too_weak);
+  CHECK(!rep.passed());
+}
+
 TEST_CASE("CONF-EQUAL mutant: a wrong divisor at the borders, within the derived bound (1/3)") {
   const Index n = 40;
   pm::io::LayerDescription d;
