@@ -310,6 +310,10 @@ MUTANTS = [
      "tap.shift = tap.shift * long(s.extents[j]) + d;",
      "tap.shift = tap.shift * long(s.extents[j] + (j == 0 ? 0 : 1)) + d;",
      "2-D/3-D kernel with a row stride off by one", [kernels("KERNEL-CONV*")]),
+    ("layout-channels-reversed", "kernels/direct_conv.hpp",
+     "copy_run(batch_in + at + c * length, rows_out + row, len);",
+     "copy_run(batch_in + at + (c1 - 1 - c + c0) * length, rows_out + row, len);",
+     "direct path reads a channel-major block's channels in reverse", [("test_kernels_layout", ())]),
     # ---- validator ----------------------------------------------------------
     ("equal-never-differs", "validate/equal.hpp", "      if (same) continue;",
      "      continue;", "CONF-EQUAL counts no output as differing", [UNIT_EQUAL]),

@@ -4,6 +4,7 @@
 // those shapes to it. Agreement with the reference is KERNEL-DIRECT
 // (property_tests/kernels_direct.cpp).
 #include "pm/kernels.hpp"
+#include "tests/support/random_values.hpp"
 
 #include <catch2/catch.hpp>
 #include <omp.h>
@@ -13,15 +14,9 @@
 
 using namespace pm;
 using namespace pm::kernels;
+using pm_test::random_values;
 
 namespace {
-
-template <class T> std::vector<T> random_values(Index n, unsigned seed, Index offset) {
-  std::mt19937 g(seed);
-  std::vector<T> v(n + offset, T(0));
-  for (Index k = offset; k < v.size(); ++k) v[k] = T(int(g() % 2001) - 1000) / T(1000);
-  return v;
-}
 
 // The outputs of the three direct passes, read at `offset` into their
 // buffers, run with `threads` threads and every call of more than one piece

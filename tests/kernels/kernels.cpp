@@ -5,6 +5,7 @@
 #include "pm/kernels.hpp"
 #include "pm/layers/graph_conv.hpp"
 #include "pm/layers/seed_machines.hpp"
+#include "tests/support/random_values.hpp"
 
 #include <catch2/catch.hpp>
 #include <omp.h>
@@ -17,15 +18,9 @@ using namespace pm;
 using namespace pm::kernels;
 using pm::kernels::backward;
 using pm::kernels::forward;
+using pm_test::random_values;
 
 namespace {
-
-template <class T> std::vector<T> random_values(Index n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::vector<T> v(n);
-  for (T &x : v) x = T(int(g() % 2001) - 1000) / T(1000);
-  return v;
-}
 
 // All outputs of the three kernels on one problem, written at an `offset`
 // into their buffers (to move their alignment).

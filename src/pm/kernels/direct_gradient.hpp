@@ -77,8 +77,9 @@ namespace detail {
 // A window of gapped positions [from, from + count) of channels [c0, c1) of
 // the batch (stride n, `samples` samples) in channel-major rows: channel c
 // at (c - c0) · ld, position q at q - from, zero at the gaps and outside the
-// batch. Each line is transposed with all its channels at once, so a
-// position's channels are read once. ld leaves a packet of slack past
+// batch. Each line of a position-major batch is transposed with all its
+// channels at once, so a position's channels are read once; of a
+// channel-major one, each channel's run is copied. ld leaves a packet of slack past
 // `count`: the packet a line's last partial block writes past its end is
 // cleared right after, and the next line (at a later position) is written
 // over it.
@@ -100,6 +101,11 @@ void load_window(const GappedLayout &g, const T *batch, Index n, Index samples, 
       if (x0 >= x1) continue;
       const Index len = x1 - x0, spill = (lanes - len % lanes) % lanes;
       T *out = rows + (x0 - from);
+      if (g.channels_first) { // a run of each channel's row
+        for (Index c = c0; c < c1; ++c)
+          copy_run(batch + ((b * n + c) * lines + l) * line + (x0 - at), out + (c - c0) * ld, len);
+        continue;
+      }
       transpose(batch + ((b * lines + l) * line + (x0 - at)) * n + c0, n, out, ld, c1 - c0, len,
                 false, true);
       for (Index c = c0; c < c1; ++c) std::fill_n(out + (c - c0) * ld + len, spill, T(0));

@@ -11,6 +11,7 @@
 #include "pm/kernels/eigen.hpp"
 #include "pm/kernels/partition.hpp"
 #include "pm/kernels/sequence_plan.hpp"
+#include "pm/kernels/transpose.hpp"
 
 namespace pm::kernels::detail {
 
@@ -20,8 +21,9 @@ struct GappedLayout {
   Index sample = 0;                          // gapped positions of one sample
   Index margin = 0;                          // zero positions before and after the batch
   std::vector<long> shifts;                  // per tap, in gapped positions
+  bool channels_first = false;               // the batch's layout (SequencePlan)
 
-  explicit GappedLayout(const SequencePlan &p) {
+  explicit GappedLayout(const SequencePlan &p) : channels_first(p.channels_first) {
     if (p.width == 0) {
       extents = {p.length};
     } else {
@@ -63,14 +65,13 @@ struct GappedLayout {
     return s;
   }
 
-  // Copies channels [0, c) of every position of `batch` (stride n) into
+  // Copies channels [0, c) of every position of a position-major `batch` (stride n) into
   // `out` (stride c, margin included), gaps and margins zero. The lines of a
   // sample are visited in increasing gapped position, so each position is
   // written once: the zeros before a line, then the line.
   template <class T>
   void copy(const T *batch, Index n, Index c, Index samples, T *out, double work) const {
-    using Run = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
-    using ConstRun = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+    require(!channels_first, "GappedLayout::copy: a channel-major batch, expected position-major");
     std::fill_n(out, margin * c, T(0));
     std::fill_n(out + (margin + samples * sample) * c, margin * c, T(0));
     const Index line = extents.back(), lines = extents_size() / line, r = extents.size();
@@ -88,8 +89,7 @@ struct GappedLayout {
             if (c == n)
               std::copy_n(src, line * n, dst + at * c);
             else // runs of c values: a packet loop, not a memmove call per position
-              for (Index x = 0; x < line; ++x)
-                Run(dst + (at + x) * c, c) = ConstRun(src + x * n, c);
+              for (Index x = 0; x < line; ++x) copy_run(src + x * n, dst + (at + x) * c, c);
             next = at + line;
           }
           std::fill(dst + next * c, dst + sample * c, T(0));

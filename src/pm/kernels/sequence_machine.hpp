@@ -65,8 +65,8 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
         T *yw = detail::scratch<T>(0, size), *zw = detail::scratch<T>(1, size),
           *z0w = detail::scratch<T>(2, size),
           *sw = slope.empty() ? nullptr : slope.data() + b0 * n * L;
-        detail::to_time_major(y0.data(), yw, n, L, b0, nb);
-        detail::to_time_major(z0.data(), z0w, n, L, b0, nb);
+        detail::to_time_major(y0.data(), yw, n, L, b0, nb, p.channels_first);
+        detail::to_time_major(z0.data(), z0w, n, L, b0, nb, p.channels_first);
         const Eigen::OuterStride<> stride(n);
         MatrixView<T> Y(yw, n, L * nb, stride), Z(zw, n, L * nb, stride);
         for (Index t0 = 0; t0 < L; t0 += p.timeblock) {
@@ -101,8 +101,8 @@ void sequence_forward(const SequencePlan &p, Activation sigma, std::span<const T
             o += d;
           }
         }
-        detail::from_time_major(yw, y.data(), n, L, b0, nb);
-        detail::from_time_major(zw, z.data(), n, L, b0, nb);
+        detail::from_time_major(yw, y.data(), n, L, b0, nb, p.channels_first);
+        detail::from_time_major(zw, z.data(), n, L, b0, nb, p.channels_first);
       },
       p.flops());
 }
@@ -123,8 +123,8 @@ void sequence_dual_sweep(const SequencePlan &p, std::span<const T> w, State &&st
         const Index nb = b1 - b0, size = n * L * nb;
         T *ybw = scratch<T>(1, size), *zbw = scratch<T>(2, size), *gyw = scratch<T>(3, size);
         const T *yw = state(b0, nb);
-        to_time_major(ybar0.data(), gyw, n, L, b0, nb);
-        to_time_major(zbar0.data(), zbw, n, L, b0, nb);
+        to_time_major(ybar0.data(), gyw, n, L, b0, nb, p.channels_first);
+        to_time_major(zbar0.data(), zbw, n, L, b0, nb, p.channels_first);
         const Eigen::OuterStride<> stride(n);
         MatrixView<T> YB(ybw, n, L * nb, stride), ZB(zbw, n, L * nb, stride);
         const Index blocks = (L + p.timeblock - 1) / p.timeblock;
@@ -159,8 +159,8 @@ void sequence_dual_sweep(const SequencePlan &p, std::span<const T> w, State &&st
             end = o;
           }
         }
-        from_time_major(ybw, ybar.data(), n, L, b0, nb);
-        from_time_major(zbw, zbar.data(), n, L, b0, nb);
+        from_time_major(ybw, ybar.data(), n, L, b0, nb, p.channels_first);
+        from_time_major(zbw, zbar.data(), n, L, b0, nb, p.channels_first);
       },
       p.flops());
 }
@@ -189,7 +189,7 @@ void sequence_dual(const SequencePlan &p, Activation sigma, std::span<const T> w
   if (direct_wanted(p)) return direct_dual<T>(p, sigma, w, y, ybar0, zbar0, ybar, zbar);
   const auto y_of = [&](Index b0, Index nb) {
     T *yw = detail::scratch<T>(0, p.n * p.length * nb);
-    detail::to_time_major(y.data(), yw, p.n, p.length, b0, nb);
+    detail::to_time_major(y.data(), yw, p.n, p.length, b0, nb, p.channels_first);
     return static_cast<const T *>(yw);
   };
   detail::sequence_dual_sweep(p, w, y_of, ybar0, zbar0, ybar, zbar,

@@ -23,6 +23,7 @@
 
 #include "pm/kernels/dense_machine.hpp"
 #include "pm/kernels/partition.hpp"
+#include "pm/kernels/transpose.hpp"
 
 namespace pm::kernels {
 
@@ -87,6 +88,12 @@ struct SequencePlan {
   Index width = 0;          // 0 on a line; on a grid, the positions of an innermost line
   std::vector<Index> outer; // on a grid, the extents of the outer axes
   std::vector<Tap> taps;
+  // The layout of the states the kernels read and write: position-major,
+  // flat (b·L + t)·N + c (channels last, the library's), or channel-major,
+  // flat (b·N + c)·L + t (channels first: PyTorch's NCHW). Each path keeps
+  // its own working layout, so the bits do not depend on it; the direct
+  // path's channel rows are then copied line by line instead of transposed.
+  bool channels_first = false;
 
   Index state_size() const { return n * length * batch; }
   Index weight_size() const { return taps.size() * n * n; }
@@ -205,28 +212,40 @@ inline SequencePlan plan(const RecurMachineShape &s) {
 
 namespace detail {
 
-// Sample-major (b, t) ↔ time-major (t, b) copies of N-vectors, for samples
-// [b0, b0 + nb) of a batch with L positions (or only sample b0 + only).
+// The states of samples [b0, b0 + nb) of a batch with L positions (or only
+// sample b0 + only) ↔ time-major working columns (t, b) of N-vectors: copies
+// of N-vectors from position-major states, a transpose per sample from
+// channel-major ones (SequencePlan::channels_first).
 template <class T>
 void to_time_major(const T *batch, T *work, Index n, Index length, Index b0, Index nb,
-                   Index only = Index(-1)) {
+                   bool channels_first, Index only = Index(-1)) {
   for (Index b = 0; b < nb; ++b)
-    if (only == Index(-1) || b == only)
-      for (Index t = 0; t < length; ++t)
-        std::copy_n(batch + ((b0 + b) * length + t) * n, n, work + (t * nb + b) * n);
+    if (only == Index(-1) || b == only) {
+      if (channels_first)
+        transpose(batch + (b0 + b) * n * length, length, work + b * n, nb * n, length, n, false,
+                  false);
+      else
+        for (Index t = 0; t < length; ++t)
+          std::copy_n(batch + ((b0 + b) * length + t) * n, n, work + (t * nb + b) * n);
+    }
 }
 template <class T>
-void from_time_major(const T *work, T *batch, Index n, Index length, Index b0, Index nb) {
+void from_time_major(const T *work, T *batch, Index n, Index length, Index b0, Index nb,
+                     bool channels_first) {
   for (Index b = 0; b < nb; ++b)
-    for (Index t = 0; t < length; ++t)
-      std::copy_n(work + (t * nb + b) * n, n, batch + ((b0 + b) * length + t) * n);
+    if (channels_first)
+      transpose(work + b * n, nb * n, batch + (b0 + b) * n * length, length, n, length, false,
+                false);
+    else
+      for (Index t = 0; t < length; ++t)
+        std::copy_n(work + (t * nb + b) * n, n, batch + ((b0 + b) * length + t) * n);
 }
 
 // Working buffers of the calling thread, kept from call to call so that a
 // kernel does not allocate (and fault in fresh pages) every time; slot k is
 // the k-th buffer of a kernel. Their contents are undefined on entry.
 template <class T> T *scratch(Index slot, Index size) {
-  thread_local std::vector<T> buffers[4];
+  thread_local std::vector<T> buffers[6];
   if (buffers[slot].size() < size) buffers[slot].resize(size);
   return buffers[slot].data();
 }

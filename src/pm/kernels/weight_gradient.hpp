@@ -89,6 +89,20 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
   detail::require_sizes(p, "sequence_weight_gradient", {{z.size(), "z"}, {ybar.size(), "ybar"}},
                         dw.size());
   if (direct_wanted(p)) return direct_weight_gradient<T>(p, z, ybar, dw);
+  if (p.channels_first) {
+    // The products read position-major columns: both states are transposed
+    // once, sample by sample, and the gradient of those is the same sum.
+    SequencePlan q = p;
+    q.channels_first = false;
+    const Index size = p.state_size();
+    T *zp = detail::scratch<T>(4, size), *yp = detail::scratch<T>(5, size);
+    for (Index b = 0; b < p.batch; ++b) {
+      const Index at = b * p.n * p.length;
+      detail::transpose(z.data() + at, p.length, zp + at, p.n, p.length, p.n, false, false);
+      detail::transpose(ybar.data() + at, p.length, yp + at, p.n, p.length, p.n, false, false);
+    }
+    return sequence_weight_gradient<T>(q, {zp, size}, {yp, size}, dw);
+  }
   const Index n = p.n, nb = p.batch;
   const double work = p.flops();
   const detail::GappedLayout g(p);
@@ -129,8 +143,8 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
     for_each_piece(
         nb, 1,
         [&](Index b, Index) {
-          detail::to_time_major(ybar.data(), both, n, p.length, 0, nb, b);
-          detail::to_time_major(z.data(), both + p.state_size(), n, p.length, 0, nb, b);
+          detail::to_time_major(ybar.data(), both, n, p.length, 0, nb, false, b);
+          detail::to_time_major(z.data(), both + p.state_size(), n, p.length, 0, nb, false, b);
         },
         work);
     yt = both;
