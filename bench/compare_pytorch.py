@@ -9,7 +9,8 @@ script refuses PyTorch on the reference BLAS and, with --isa native, pins
 OpenBLAS to the CPU's AVX-512 (AVX2) kernels when OpenBLAS does not recognise
 the CPU (OPENBLAS_CORETYPE, unless set by the caller). The kernels run in
 pm_bench_machine (a subprocess) on the very same input arrays, with the same
-thread count and dtype. Both sides time each pass call by call and report the
+thread count and dtype, the kernels' states in the layout their products want (--layout auto:
+PyTorch's own channel-major NCHW for the 2-D and 3-D grids, channels last otherwise). Both sides time each pass call by call and report the
 minimum (the machine may be shared; the load is printed with every row). The kernels' outputs are checked against a float64 evaluation within
 the forward error bound of docs/tolerances.md, and PyTorch's deviation from the
 same reference is shown beside ours.
@@ -432,7 +433,16 @@ def run_ours(exe, args):
     return json.loads(res.stdout)
 
 
-def row(exe, r, threads, dtype, budget, seed=1):
+def state_layout(machine, layout):
+    """The kernels' state layout for a row: --layout, or with "auto" the one their products want:
+    channel-major (PyTorch's NCHW) for the 2-D and 3-D grids, whose direct path keeps channel rows;
+    position-major for the rest, whose products read position-major columns."""
+    if layout != "auto" or machine == "dense":
+        return "channels_last" if machine == "dense" else layout
+    return "channels_first" if machine in CONV_ND else "channels_last"
+
+
+def row(exe, r, threads, dtype, budget, seed=1, layout="auto"):
     torch.set_num_threads(threads)
     mach, n, batch = Machine(r), sum(r["dims"]), r["batch"]
     g = np.random.default_rng(seed)
@@ -454,13 +464,22 @@ def row(exe, r, threads, dtype, budget, seed=1):
     if mach.grid:
         args[0] = "conv"
         args += ["--extents", ",".join(map(str, r["extents"])), "--pad", ",".join(map(str, r["pad"]))]
+    first = state_layout(r["machine"], layout) == "channels_first"
+    if r["machine"] != "dense":
+        args += ["--layout", state_layout(r["machine"], layout)]
+    # The states as the kernels read them: channel-major files hold (B, N, positions...).
+    to_file = (lambda v: np.ascontiguousarray(np.moveaxis(v, -1, 1))) if first else (lambda v: v)
+    file_shape = (state[0], state[-1], *state[1:-1]) if first else state
     with tempfile.TemporaryDirectory() as io:
         for k, v in inp.items():
-            v.tofile(os.path.join(io, k + ".bin"))
+            (v if k == "w" else to_file(v)).tofile(os.path.join(io, k + ".bin"))
         ours = run_ours(exe, args + ["--io", io])
-        shapes = {"y": state, "z": state, "ybar": state, "zbar": state, "dw": wshape}
+        shapes = {"y": file_shape, "z": file_shape, "ybar": file_shape, "zbar": file_shape,
+                  "dw": wshape}
         out = {k: np.fromfile(os.path.join(io, k + ".bin"), dtype=npdt).reshape(s)
                for k, s in shapes.items()}
+        if first:
+            out = {k: v if k == "dw" else np.moveaxis(v, 1, -1) for k, v in out.items()}
     # Everything in PyTorch's layout from here on.
     inp = {k: (mach.weight_to_torch(v) if k == "w" else mach.state_to_torch(v))
            for k, v in inp.items()}
@@ -774,6 +793,9 @@ def main():
                     help="time on the elapsed clock or on the CPU clock (summed over threads)")
     ap.add_argument("--isa", choices=["native", "avx2"], default="native",
                     help="avx2: hold PyTorch to AVX2 and require a kernel build for AVX2")
+    ap.add_argument("--layout", choices=["auto", "channels_last", "channels_first"],
+                    default="auto", help="the kernels' state layout (SequencePlan::channels_first); "
+                    "auto: channels_first for conv2d and conv3d, channels_last otherwise")
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
@@ -833,8 +855,14 @@ def main():
         for th in a.threads:
             if th > 1 and r["size"] != "large":
                 continue
-            run = graph_row if r["machine"] == "graph" else row
-            rows.append(run(exe, r, th, dtype, a.budget))
+            if r["machine"] == "graph":
+                rows.append(graph_row(exe, r, th, dtype, a.budget))
+            else:
+                rows.append(row(exe, r, th, dtype, a.budget, layout=a.layout))
+    layouts = sorted({(state_layout(m, a.layout), m) for m in ["conv", "recur", *sorted(CONV_ND)]})
+    print("kernel state layouts: " + "; ".join(
+        f"{lay} for {', '.join(m for l2, m in layouts if l2 == lay)}"
+        for lay in dict.fromkeys(lay for lay, _ in layouts)))
     print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are minima in µs on the "
           f"{CLOCK} clock; load is "
           f"the 1-minute load average at the start of the row\n")

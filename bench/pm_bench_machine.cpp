@@ -13,9 +13,12 @@
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
 //                 [--slope auto|kept|recomputed] (whether the forward keeps σ'(y) for
 //                 the dual: auto follows keeps_slope, as kernels::forward does)
+//                 [--layout channels_last|channels_first] (conv and recur: the states
+//                 position-major (B, positions..., N), or channel-major (B, N, positions...),
+//                 SequencePlan::channels_first)
 //
 // With --io, inputs are read from DIR/{w,y0,z0,gy,gz}.bin (raw little-endian
-// arrays in the layout of the kernels) and outputs written to
+// arrays in the layout of the kernels, --layout for the states) and outputs written to
 // DIR/{y,z,ybar,zbar,dw}.bin. Each pass is timed call by call, as many calls
 // as fit the budget (at least 11); the JSON holds the median and minimum in
 // microseconds.
@@ -195,6 +198,10 @@ template <class T> Machine<T> machine(const Args &a) {
     p = plan(RecurMachineShape{dims, length, batch, std::stoul(a.get("max-lag", "0")),
                                std::stoul(a.get("timeblock", "1"))});
   }
+  const std::string layout = a.get("layout", "channels_last");
+  pm::require(layout == "channels_last" || layout == "channels_first",
+              "pm_bench_machine: --layout ", layout, ", expected channels_last or channels_first");
+  p.channels_first = layout == "channels_first";
   auto slope = std::make_shared<std::vector<T>>(slope_kept(a, keeps_slope(p)) ? p.state_size() : 0);
   return {p.state_size(),
           p.weight_size(),
