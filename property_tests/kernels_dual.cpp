@@ -116,7 +116,7 @@ template <class T, class Case> void check_sequence(const Case &c, Mutant mutant)
     for (Index b0 = 0; b0 < plan.batch; b0 += plan.batch_piece)
       pm::kernels::detail::from_time_major(slope.data() + b0 * plan.n * plan.length, batch.data(),
                                            plan.n, plan.length, b0,
-                                           std::min(plan.batch_piece, plan.batch - b0));
+                                           std::min(plan.batch_piece, plan.batch - b0), false);
     slope = batch;
   }
   std::vector<T> yb(states), zb(states), ybk(states), zbk(states);

@@ -92,17 +92,23 @@ namespace detail {
 // at (c - c0) · ld, position q at q - from, zero at the gaps and outside the
 // batch. Each line of a position-major batch is transposed with all its
 // channels at once, so a position's channels are read once; of a
-// channel-major one, each channel's run is copied. ld leaves a packet of slack past
-// `count`: the packet a line's last partial block writes past its end is
-// cleared right after, and the next line (at a later position) is written
-// over it.
+// channel-major one, each channel's run is copied. The lines are written in
+// increasing position, each after the zeros before it, so that every
+// position is written once (clearing the window first cost a second pass
+// over it). ld leaves a packet of slack past `count`: a line's last partial
+// block of a transpose writes up to a packet past its end, over the zeros or
+// the line that follow, which are written after it.
 template <class T>
 void load_window(const GappedLayout &g, const T *batch, Index n, Index samples, Index c0, Index c1,
                  long from, Index count, T *rows, Index ld) {
-  constexpr Index lanes = DirectTile<T>::lanes;
   const Index line = g.extents.back(), lines = g.extents_size() / line, r = g.extents.size();
   const long to = from + long(count);
-  for (Index c = c0; c < c1; ++c) std::fill_n(rows + (c - c0) * ld, count, T(0));
+  Index next = 0; // the first position of the window not written yet
+  auto zeros_to = [&](Index end) {
+    for (Index c = c0; c < c1; ++c)
+      std::fill(rows + (c - c0) * ld + next, rows + (c - c0) * ld + end, T(0));
+    next = std::max(next, end);
+  };
   const long first = std::max(0L, from) / long(g.sample),
              last = std::min(long(samples), to / long(g.sample) + 1);
   for (long b = first; b < last; ++b)
@@ -112,17 +118,18 @@ void load_window(const GappedLayout &g, const T *batch, Index n, Index samples, 
         at += long(rest % g.extents[j] * g.strides[j]);
       const long x0 = std::max(at, from), x1 = std::min(at + long(line), to);
       if (x0 >= x1) continue;
-      const Index len = x1 - x0, spill = (lanes - len % lanes) % lanes;
+      const Index len = x1 - x0;
+      zeros_to(x0 - from);
       T *out = rows + (x0 - from);
-      if (g.channels_first) { // a run of each channel's row
+      if (g.channels_first) // a run of each channel's row
         for (Index c = c0; c < c1; ++c)
           copy_run(batch + ((b * n + c) * lines + l) * line + (x0 - at), out + (c - c0) * ld, len);
-        continue;
-      }
-      transpose(batch + ((b * lines + l) * line + (x0 - at)) * n + c0, n, out, ld, c1 - c0, len,
-                false, true);
-      for (Index c = c0; c < c1; ++c) std::fill_n(out + (c - c0) * ld + len, spill, T(0));
+      else
+        transpose(batch + ((b * lines + l) * line + (x0 - at)) * n + c0, n, out, ld, c1 - c0, len,
+                  false, true);
+      next = x1 - from;
     }
+  zeros_to(count);
 }
 
 // Gapped positions of a chunk of the weight gradient: the windows of z
