@@ -68,14 +68,15 @@ TEST_CASE("KERNEL-THREADS: the direct path gives the same bits for 1, 2 and 4 th
 }
 
 TEST_CASE("direct path: chosen for small channel blocks on long enough grids") {
-  // Rows of bench/compare_pytorch.py with 16- and 8-channel blocks (at 32
-  // channels the choice follows the registers of the target).
+  // Rows of bench/compare_pytorch.py with 32-, 16- and 8-channel blocks (at
+  // 64 channels the choice follows the registers of the target).
   CHECK(direct_wanted(plan(ConvGridShape{{16, 16, 16, 16}, {32, 32}, 8, {1, 1, 1, 1}})));
   CHECK(direct_wanted(plan(ConvGridShape{{8, 8, 8, 8}, {16, 16, 16}, 4, {1, 1, 1, 1, 1, 1}})));
-  CHECK(direct_wanted(plan(ConvGridShape{{32, 32, 32, 32}, {64, 64}, 8, {1, 1, 1, 1}})) ==
-        (direct_max_block >= 32));
-  // 64-channel blocks, short sequences, several time blocks, one position.
-  CHECK_FALSE(direct_wanted(plan(ConvMachineShape{{64, 64, 64, 64}, 256, 16, 3, 3})));
+  CHECK(direct_wanted(plan(ConvGridShape{{32, 32, 32, 32}, {64, 64}, 8, {1, 1, 1, 1}})));
+  CHECK(direct_wanted(plan(ConvMachineShape{{64, 64, 64, 64}, 256, 16, 3, 3})) ==
+        (direct_max_block >= 64));
+  // Wider blocks, short sequences, several time blocks, one position.
+  CHECK_FALSE(direct_wanted(plan(ConvMachineShape{{65, 65}, 256, 16, 3, 3})));
   CHECK_FALSE(direct_wanted(plan(ConvMachineShape{{32, 32, 32, 32, 32}, 16, 32, 3, 3})));
   CHECK_FALSE(direct_wanted(plan(RecurMachineShape{{8, 8}, 128, 16, 6, 5})));
   CHECK_FALSE(direct_wanted(plan(ConvMachineShape{{8, 8}, 1, 16, 0, 0})));

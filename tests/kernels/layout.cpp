@@ -100,7 +100,7 @@ TEST_CASE("KERNEL-LAYOUT: channel-major states give the bits of position-major o
   SECTION("product path: 1-D convolutions and recurrent machines, kept slopes") {
     const SequencePlan a = plan(ConvMachineShape{{5, 7, 4}, 11, 6, 3, 2, 4});
     const SequencePlan b = plan(RecurMachineShape{{4, 6, 3}, 17, 5, 6, 5, 2});
-    const SequencePlan c = plan(ConvGridShape{{40, 40}, {9, 9}, 3, {1, 1, 1, 1}, 0});
+    const SequencePlan c = plan(ConvGridShape{{80, 80}, {9, 9}, 3, {1, 1, 1, 1}, 0});
     for (const SequencePlan &p : {a, b, c}) {
       REQUIRE_FALSE(direct_wanted(p));
       check_layouts<float>(p, Activation::tanh);

@@ -59,11 +59,14 @@ inline bool direct_applies(const SequencePlan &p) {
 // The sequence kernels take the direct path when it applies, every channel
 // block has at most direct_max_block channels and a sample has at least
 // direct_min_positions positions. Measured (float, one thread, CPU clock,
-// docs/performance.md "The direct path of the grid machines"): with 32
-// vector registers (AVX-512) the direct path is faster up to 32-channel
-// blocks; with 16 (AVX2) it is faster at 8 and 16 channels and slower than
-// the products at 32.
-constexpr Index direct_max_block = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 32 : 16,
+// docs/performance.md "The direct path of the grid machines"): on an AMD
+// EPYC (Zen 5 class) the direct path is 10–30 % faster than the products
+// up to 64-channel blocks with 32 vector registers (AVX-512: the 1-D conv
+// large row) and up to 32-channel blocks with 16 (AVX2: conv2d large), and
+// slower at 64 with 16 registers. (On a Sapphire Rapids–class CPU with
+// AVX2 code, before the channel-major states, it had been 6–13 % slower at
+// 32.)
+constexpr Index direct_max_block = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 64 : 32,
                 direct_min_positions = 64;
 
 inline bool direct_wanted(const SequencePlan &p) {
