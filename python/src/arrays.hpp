@@ -1,14 +1,16 @@
 #pragma once
 // NumPy arrays in and out of the library's Function and Batch. A batch of n
 // functions on a space of shape (d0, …) is the C-order array (n, d0, …),
-// which is Batch's storage (docs/formats.md, "Layouts"): arrays of the
-// kernel's dtype that are already C-contiguous are read in place, and
-// results are handed to NumPy without a copy (the array owns the vector).
+// which is Batch's storage (docs/formats.md, "Layouts"); a machine's states
+// may come channels first instead (StateLayout). Arrays of the kernel's
+// dtype that are already C-contiguous are read in place, and results are
+// handed to NumPy without a copy (the array owns the vector).
 // Shape errors are the messages of the .npy readers, with the argument's
 // name where the CLI names the file.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <span>
 
 #include "pm/io/batch_npy.hpp"
@@ -70,18 +72,57 @@ inline std::string tuple_text(const std::vector<Index> &e, const char *first = n
   return s + (e.size() == 1 && !first ? ",)" : ")");
 }
 
-// The batch size of an array (n, *space), or 0 for an array of shape
-// `space` (one sample without the batch axis); `expected` = 0 accepts any n.
+// How a batch of states lies in an array. A machine's space is
+// (*positions, N), its channels last (the library's layout, position-major);
+// channels_first puts the last axis first, (N, *positions), channel-major as
+// PyTorch's NCHW. A space of one axis (a dense machine's) is the same in both.
+struct StateLayout {
+  bool channels_first = false;
+
+  // The shape of one sample on `space` in this layout.
+  std::vector<Index> sample(const Shape &space) const {
+    std::vector<Index> e = space.extents();
+    if (channels_first && !e.empty()) std::rotate(e.begin(), e.end() - 1, e.end());
+    return e;
+  }
+  // Said after a shape error, where the expected shape is this layout's.
+  const char *note() const { return channels_first ? " with channels_first=True" : ""; }
+
+  // The values of n samples on `space` (C order) from this layout to the
+  // library's, and back: each sample's N × L matrix transposed.
+  template <class T> std::vector<T> to_library(std::vector<T> &&v, const Shape &space) const {
+    return transposed(std::move(v), space, true);
+  }
+  template <class T> std::vector<T> from_library(std::vector<T> &&v, const Shape &space) const {
+    return transposed(std::move(v), space, false);
+  }
+
+private:
+  template <class T>
+  std::vector<T> transposed(std::vector<T> &&v, const Shape &space, bool to_library) const {
+    if (!channels_first || space.rank() < 2 || space.size() == 0) return std::move(v);
+    const Index channels = space.extents().back(), positions = space.size() / channels;
+    const Index rows = to_library ? channels : positions, cols = to_library ? positions : channels;
+    std::vector<T> out(v.size());
+    for (Index b = 0; b < v.size(); b += rows * cols)
+      for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c) out[b + c * rows + r] = std::move(v[b + r * cols + c]);
+    return out;
+  }
+};
+
+// The batch size of an array (n, *sample), sample the shape of one sample on
+// `space` in `layout`, or 0 for an array of shape `sample` (one sample
+// without the batch axis); `expected` = 0 accepts any n.
 inline Index batch_size(const py::array &a, const Shape &space, const std::string &what,
-                        Index expected = 0, bool *has_axis = nullptr) {
-  const std::vector<Index> s = shape_of(a);
+                        Index expected = 0, bool *has_axis = nullptr, StateLayout layout = {}) {
+  const std::vector<Index> s = shape_of(a), sample = layout.sample(space);
   Index n = 1;
   bool axis = false;
-  if (s != space.extents()) {
-    axis = !s.empty() && std::vector<Index>(s.begin() + 1, s.end()) == space.extents();
-    pm::require(axis, what, ": shape ", tuple_text(s), ", expected ",
-                tuple_text(space.extents(), "batch"), " or without the batch axis ",
-                tuple_text(space.extents()));
+  if (s != sample) {
+    axis = !s.empty() && std::vector<Index>(s.begin() + 1, s.end()) == sample;
+    pm::require(axis, what, ": shape ", tuple_text(s), ", expected ", tuple_text(sample, "batch"),
+                " or without the batch axis ", tuple_text(sample), layout.note());
     n = s[0];
   }
   pm::require(expected == 0 || n == expected, what, ": has ", n, " samples, expected ", expected);
@@ -108,11 +149,11 @@ template <class S> std::vector<S> values_from(const py::array &a, const std::str
 
 template <class S>
 pm::Batch<S> batch_from(const py::array &a, const Shape &space, const std::string &what,
-                        Index expected = 0) {
+                        Index expected = 0, StateLayout layout = {}) {
   pm::Batch<S> b;
-  b.cols = batch_size(a, space, what, expected);
+  b.cols = batch_size(a, space, what, expected, nullptr, layout);
   b.rows = space.size();
-  b.data = values_from<S>(a, what);
+  b.data = layout.to_library(values_from<S>(a, what), space);
   return b;
 }
 
@@ -142,16 +183,21 @@ template <class S> py::array to_numpy(std::vector<S> &&v, const std::vector<Inde
   }
 }
 
-inline std::vector<Index> batch_shape(Index n, const Shape &space, bool batch_axis) {
+inline std::vector<Index> batch_shape(Index n, const Shape &space, bool batch_axis,
+                                      StateLayout layout = {}) {
   std::vector<Index> s;
   if (batch_axis) s.push_back(n);
-  s.insert(s.end(), space.extents().begin(), space.extents().end());
+  const std::vector<Index> sample = layout.sample(space);
+  s.insert(s.end(), sample.begin(), sample.end());
   return s;
 }
 
-template <class S> py::array batch_to_numpy(pm::Batch<S> &&b, const Shape &space, bool batch_axis) {
+template <class S>
+py::array batch_to_numpy(pm::Batch<S> &&b, const Shape &space, bool batch_axis,
+                         StateLayout layout = {}) {
   const Index n = b.cols;
-  return to_numpy<S>(std::move(b.data), batch_shape(n, space, batch_axis));
+  return to_numpy<S>(layout.from_library(std::move(b.data), space),
+                     batch_shape(n, space, batch_axis, layout));
 }
 
 } // namespace pmach_py

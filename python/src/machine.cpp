@@ -7,13 +7,21 @@
 
 namespace pmach_py {
 
+// The keyword channels_first of Machine.forward and backward.
+constexpr const char *channels_first_doc =
+    "channels_first=True: every state (y0, z0, y, z, ybar, zbar and the results) has the last "
+    "axis of space_shape, a machine's channels, first: (n, N, *positions) for space_shape "
+    "(*positions, N); the kernels read it in place, the reference solver through a copy. ";
+
 void bind_machine(py::module_ &m) {
   py::class_<MachineModel> c(m, "Machine", R"(A machine of finite depth: a graded span machine.
 
 The state (y, z) solves y = y0 + L_w~ z, z = z0 + sigma(y), where w~ keeps the
 weights whose every edge raises the grade. Made by pmach.load or the
 constructors pmach.DenseMachine, pmach.ConvMachine, pmach.RecurMachine.
-States have shape (n, *space_shape); w has parameter_shape.)");
+States have shape (n, *space_shape), channels last; with channels_first=True
+the last axis comes first, (n, N, *positions) as PyTorch's NCHW. w has
+parameter_shape.)");
   bind_copies<MachineModel>(c);
   c.def_property_readonly(
        "name", [](const MachineModel &k) { return k.d.name; }, "The model's name.")
@@ -56,40 +64,43 @@ States have shape (n, *space_shape); w has parameter_shape.)");
       .def(
           "forward",
           [](const MachineModel &k, const py::object &y0, const py::object &z0, const py::object &w,
-             const std::string &p, bool kernels, bool keep_slope) {
+             const std::string &p, bool kernels, bool keep_slope, bool channels_first) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return k.forward<decltype(s)>(array_arg(y0, "y0"), z0, w, kernels, keep_slope);
+              return k.forward<decltype(s)>(array_arg(y0, "y0"), z0, w, kernels, keep_slope,
+                                            StateLayout{channels_first});
             });
           },
           py::arg("y0"), py::arg("z0") = py::none(), py::arg("w") = py::none(), py::kw_only(),
           py::arg("precision") = "double", py::arg("kernels") = false,
-          py::arg("keep_slope") = false,
+          py::arg("keep_slope") = false, py::arg("channels_first") = false,
           (std::string("(y, z), the solution of the machine equation; z0=None is zero. "
                        "keep_slope=True gives (y, z, slope): sigma'(y) where the kernel keeps it "
                        "for backward (a dense, convolution or recurrent machine with kernels=True "
                        "whose pieces of samples are small enough to gain by it; a convolution's "
                        "or recurrent machine's slope is in the kernel's own order, for backward "
                        "only), else None. ") +
-           precision_doc)
+           channels_first_doc + precision_doc)
               .c_str())
       .def(
           "backward",
           [](const MachineModel &k, const py::object &y0, const py::object &z0,
              const py::object &ybar, const py::object &zbar, const py::object &w,
-             const std::string &p, const py::object &state, bool kernels) {
+             const std::string &p, const py::object &state, bool kernels, bool channels_first) {
             return with_precision(precision_of(p), [&](auto s) -> py::object {
-              return k.backward<decltype(s)>(y0, z0, ybar, zbar, w, state, kernels);
+              return k.backward<decltype(s)>(y0, z0, ybar, zbar, w, state, kernels,
+                                             StateLayout{channels_first});
             });
           },
           py::arg("y0") = py::none(), py::arg("z0") = py::none(), py::arg("ybar") = py::none(),
           py::arg("zbar") = py::none(), py::arg("w") = py::none(), py::kw_only(),
           py::arg("precision") = "double", py::arg("state") = py::none(),
-          py::arg("kernels") = false,
+          py::arg("kernels") = false, py::arg("channels_first") = false,
           (std::string("(grad_y0, grad_z0, grad_w) for the cotangents ybar of y and zbar of z "
                        "(None is zero); grad_w is summed over the batch and cleaned. "
                        "state=(y, z) from forward at the same w skips recomputing it; "
-                       "state=(y, z, slope) from forward(keep_slope=True) also skips sigma'. ") +
-           precision_doc)
+                       "state=(y, z, slope) from forward(keep_slope=True) also skips sigma' "
+                       "(with the same channels_first). ") +
+           channels_first_doc + precision_doc)
               .c_str())
       .def(
           "save",

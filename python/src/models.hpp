@@ -350,6 +350,14 @@ struct MachineModel {
     }
   }
 
+  // The plan of a convolution or recurrent machine's kernels on n samples
+  // whose states are in `layout`.
+  template <class S> pm::kernels::SequencePlan sequence_plan(Index n, StateLayout layout) const {
+    pm::kernels::SequencePlan p = pm::kernels::detail::sequence_plan<S>(d.seed.value(), n);
+    p.channels_first = layout.channels_first;
+    return p;
+  }
+
   // The kernel that runs a seed machine, or nullopt for the generic solver.
   template <class S> std::optional<pm::kernels::Path> fast_path(bool kernels) const {
     if constexpr (std::is_floating_point_v<S>) {
@@ -365,32 +373,34 @@ struct MachineModel {
   // keep_slope, (y, z, slope): σ'(y) where the kernel keeps it for backward
   // (keeps_slope of a dense machine or a sequence plan), else None. A
   // sequence machine's slope is in the kernel's own order (each piece of
-  // samples time-major), for backward only.
+  // samples time-major), for backward only. States are in `layout`; the
+  // kernels read it in place, the generic solver through a copy in the
+  // library's layout.
   template <class S>
   py::tuple forward(const py::array &y0, const py::object &z0, const py::object &w, bool kernels,
-                    bool keep_slope = false) const {
+                    bool keep_slope, StateLayout layout) const {
     require_precision<S>(kernels);
     bool axis = false;
-    const Index n = batch_size(y0, d.space, "y0", 0, &axis);
-    if (!z0.is_none()) batch_size(real_array(z0, "z0"), d.space, "z0", n);
+    const Index n = batch_size(y0, d.space, "y0", 0, &axis, layout);
+    if (!z0.is_none()) batch_size(real_array(z0, "z0"), d.space, "z0", n, nullptr, layout);
     require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
       if (const auto p = fast_path<S>(kernels)) {
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
         const Array<S> a = as_array<S>(y0, "y0");
-        Array<S> b = z0.is_none() ? Array<S>(batch_shape(n, d.space, axis)) : as_array<S>(z0, "z0");
+        const std::vector<Index> shape = batch_shape(n, d.space, axis, layout);
+        Array<S> b = z0.is_none() ? Array<S>(shape) : as_array<S>(z0, "z0");
         if (z0.is_none()) std::fill_n(b.mutable_data(), b.size(), S(0));
-        py::array_t<S> y(batch_shape(n, d.space, axis)), z(batch_shape(n, d.space, axis));
+        py::array_t<S> y(shape), z(shape);
         const Seed<S> &m = seed<S>();
         const bool is_dense = *p == pm::kernels::Path::dense;
         const pm::kernels::DenseMachineShape dense{m.dims(), n};
         const pm::kernels::SequencePlan plan =
-            is_dense ? pm::kernels::SequencePlan{}
-                     : pm::kernels::detail::sequence_plan<S>(d.seed.value(), n);
+            is_dense ? pm::kernels::SequencePlan{} : sequence_plan<S>(n, layout);
         const bool slope_kept =
             keep_slope && (is_dense ? dense.keeps_slope() : pm::kernels::keeps_slope(plan));
-        py::array_t<S> slope(slope_kept ? batch_shape(n, d.space, axis) : std::vector<Index>{0});
+        py::array_t<S> slope(slope_kept ? shape : std::vector<Index>{0});
         const pm::kernels::Activation sigma = *pm::kernels::activation_of(m.machine().sigma());
         const std::span<const S> as = view(a), bs = view(b);
         const std::span<S> ys = view(y), zs = view(z);
@@ -407,17 +417,18 @@ struct MachineModel {
       }
     }
     const pm::Function<S> wv = weights<S>(w);
-    const pm::Batch<S> a = batch_from<S>(y0, d.space, "y0");
-    const pm::Batch<S> b = z0.is_none() ? pm::Batch<S>(a.rows, a.cols)
-                                        : batch_from<S>(real_array(z0, "z0"), d.space, "z0", n);
+    const pm::Batch<S> a = batch_from<S>(y0, d.space, "y0", 0, layout);
+    const pm::Batch<S> b = z0.is_none()
+                               ? pm::Batch<S>(a.rows, a.cols)
+                               : batch_from<S>(real_array(z0, "z0"), d.space, "z0", n, layout);
     require_exact_bits<S>({&wv, &a.data, &b.data});
     pm::MachineState<S> x;
     {
       py::gil_scoped_release unlocked;
       x = pm::forward(machine<S>(), wv, a, b);
     }
-    py::array y = batch_to_numpy(std::move(x.y), d.space, axis),
-              z = batch_to_numpy(std::move(x.z), d.space, axis);
+    py::array y = batch_to_numpy(std::move(x.y), d.space, axis, layout),
+              z = batch_to_numpy(std::move(x.z), d.space, axis, layout);
     if (keep_slope) return py::make_tuple(y, z, py::none());
     return py::make_tuple(y, z);
   }
@@ -427,13 +438,13 @@ struct MachineModel {
   template <class S>
   py::tuple backward(const py::object &y0, const py::object &z0, const py::object &ybar,
                      const py::object &zbar, const py::object &w, const py::object &state,
-                     bool kernels) const {
+                     bool kernels, StateLayout layout) const {
     require_precision<S>(kernels);
     py::array y, z;
     py::object slope = py::none(); // σ'(y) from forward(keep_slope=True), if given
     if (state.is_none()) {
       pm::require(!y0.is_none(), who(), ": backward: expected y0, or state=(y, z)");
-      const py::tuple yz = forward<S>(real_array(y0, "y0"), z0, w, kernels);
+      const py::tuple yz = forward<S>(real_array(y0, "y0"), z0, w, kernels, false, layout);
       y = yz[0];
       z = yz[1];
     } else {
@@ -449,16 +460,16 @@ struct MachineModel {
       if (yz.size() == 3) slope = yz[2];
     }
     bool axis = false;
-    const Index n = batch_size(y, d.space, "y", 0, &axis);
-    batch_size(z, d.space, "z", n);
+    const Index n = batch_size(y, d.space, "y", 0, &axis, layout);
+    batch_size(z, d.space, "z", n, nullptr, layout);
     for (const auto &[g, what] : {std::pair{ybar, "ybar"}, std::pair{zbar, "zbar"}})
-      if (!g.is_none()) batch_size(real_array(g, what), d.space, what, n);
+      if (!g.is_none()) batch_size(real_array(g, what), d.space, what, n, nullptr, layout);
     require_call_bounds(size(), n, !std::is_floating_point_v<S>, who());
     if constexpr (std::is_floating_point_v<S>) {
       if (const auto p = fast_path<S>(kernels)) {
         const Array<S> wa = weight_view<S>(w);
         const std::span<const S> wv = view(wa);
-        const std::vector<Index> shape = batch_shape(n, d.space, axis);
+        const std::vector<Index> shape = batch_shape(n, d.space, axis, layout);
         auto zero_or = [&](const py::object &g, const char *what) {
           if (!g.is_none()) return as_array<S>(g, what);
           Array<S> a(shape);
@@ -466,7 +477,8 @@ struct MachineModel {
           return a;
         };
         const Array<S> ya = as_array<S>(y, "y"), za = as_array<S>(z, "z");
-        if (!slope.is_none()) batch_size(real_array(slope, "slope"), d.space, "slope", n);
+        if (!slope.is_none())
+          batch_size(real_array(slope, "slope"), d.space, "slope", n, nullptr, layout);
         const Array<S> sa =
             slope.is_none() ? Array<S>(std::vector<Index>{0}) : as_array<S>(slope, "slope");
         const Array<S> gy = zero_or(ybar, "ybar"), gz = zero_or(zbar, "zbar");
@@ -485,8 +497,7 @@ struct MachineModel {
               pm::kernels::dense_dual<S>(s, wv, view(sa), view(gy), view(gz), gy0s, gz0s);
             pm::kernels::dense_weight_gradient<S>(s, view(za), gy0s, gw);
           } else {
-            const pm::kernels::SequencePlan s =
-                pm::kernels::detail::sequence_plan<S>(d.seed.value(), n);
+            const pm::kernels::SequencePlan s = sequence_plan<S>(n, layout);
             if (slope.is_none())
               pm::kernels::sequence_dual<S>(s, sigma, wv, view(ya), view(gy), view(gz), gy0s, gz0s);
             else
@@ -499,10 +510,11 @@ struct MachineModel {
     }
     auto batch_or_zero = [&](const py::object &g, const char *what) {
       if (g.is_none()) return pm::Batch<S>(d.space.size(), n);
-      return batch_from<S>(real_array(g, what), d.space, what, n);
+      return batch_from<S>(real_array(g, what), d.space, what, n, layout);
     };
     const pm::Function<S> wv = weights<S>(w);
-    const pm::MachineState<S> x{batch_from<S>(y, d.space, "y"), batch_from<S>(z, d.space, "z")};
+    const pm::MachineState<S> x{batch_from<S>(y, d.space, "y", 0, layout),
+                                batch_from<S>(z, d.space, "z", 0, layout)};
     const pm::Batch<S> gy = batch_or_zero(ybar, "ybar"), gz = batch_or_zero(zbar, "zbar");
     require_exact_bits<S>({&wv, &x.y.data, &x.z.data, &gy.data, &gz.data});
     pm::Gradients<S> g;
@@ -510,8 +522,8 @@ struct MachineModel {
       py::gil_scoped_release unlocked;
       g = pm::backward(machine<S>(), wv, x, gy, gz);
     }
-    return py::make_tuple(batch_to_numpy(std::move(g.y0), d.space, axis),
-                          batch_to_numpy(std::move(g.z0), d.space, axis),
+    return py::make_tuple(batch_to_numpy(std::move(g.y0), d.space, axis, layout),
+                          batch_to_numpy(std::move(g.z0), d.space, axis, layout),
                           to_numpy<S>(std::move(g.w), d.parameters.extents()));
   }
 };
