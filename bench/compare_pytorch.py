@@ -10,7 +10,7 @@ OpenBLAS to the CPU's AVX-512 (AVX2) kernels when OpenBLAS does not recognise
 the CPU (OPENBLAS_CORETYPE, unless set by the caller). The kernels run in
 pm_bench_machine (a subprocess) on the very same input arrays, with the same
 thread count and dtype, the kernels' states in the layout their products want (--layout auto:
-PyTorch's own channel-major NCHW for the 2-D and 3-D grids, channels last otherwise). Both sides time each pass call by call and report the
+channel-major, PyTorch's NCHW, where the direct path runs, position-major elsewhere). Both sides time each pass call by call and report the
 minimum (the machine may be shared; the load is printed with every row). The kernels' outputs are checked against a float64 evaluation within
 the forward error bound of docs/tolerances.md, and PyTorch's deviation from the
 same reference is shown beside ours.
@@ -433,15 +433,6 @@ def run_ours(exe, args):
     return json.loads(res.stdout)
 
 
-def state_layout(machine, layout):
-    """The kernels' state layout for a row: --layout, or with "auto" the one their products want:
-    channel-major (PyTorch's NCHW) for the 2-D and 3-D grids, whose direct path keeps channel rows;
-    position-major for the rest, whose products read position-major columns."""
-    if layout != "auto" or machine == "dense":
-        return "channels_last" if machine == "dense" else layout
-    return "channels_first" if machine in CONV_ND else "channels_last"
-
-
 def row(exe, r, threads, dtype, budget, seed=1, layout="auto"):
     torch.set_num_threads(threads)
     mach, n, batch = Machine(r), sum(r["dims"]), r["batch"]
@@ -464,22 +455,15 @@ def row(exe, r, threads, dtype, budget, seed=1, layout="auto"):
     if mach.grid:
         args[0] = "conv"
         args += ["--extents", ",".join(map(str, r["extents"])), "--pad", ",".join(map(str, r["pad"]))]
-    first = state_layout(r["machine"], layout) == "channels_first"
     if r["machine"] != "dense":
-        args += ["--layout", state_layout(r["machine"], layout)]
-    # The states as the kernels read them: channel-major files hold (B, N, positions...).
-    to_file = (lambda v: np.ascontiguousarray(np.moveaxis(v, -1, 1))) if first else (lambda v: v)
-    file_shape = (state[0], state[-1], *state[1:-1]) if first else state
+        args += ["--layout", layout]
     with tempfile.TemporaryDirectory() as io:
         for k, v in inp.items():
-            (v if k == "w" else to_file(v)).tofile(os.path.join(io, k + ".bin"))
+            v.tofile(os.path.join(io, k + ".bin"))
         ours = run_ours(exe, args + ["--io", io])
-        shapes = {"y": file_shape, "z": file_shape, "ybar": file_shape, "zbar": file_shape,
-                  "dw": wshape}
+        shapes = {"y": state, "z": state, "ybar": state, "zbar": state, "dw": wshape}
         out = {k: np.fromfile(os.path.join(io, k + ".bin"), dtype=npdt).reshape(s)
                for k, s in shapes.items()}
-        if first:
-            out = {k: v if k == "dw" else np.moveaxis(v, 1, -1) for k, v in out.items()}
     # Everything in PyTorch's layout from here on.
     inp = {k: (mach.weight_to_torch(v) if k == "w" else mach.state_to_torch(v))
            for k, v in inp.items()}
@@ -527,6 +511,7 @@ def row(exe, r, threads, dtype, budget, seed=1, layout="auto"):
     of, od, og = (ours_min(ours, k) for k in ["forward", "dual", "gradient"])
     return dict(load=load, machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf, ours_fwd=of,
                 torch_bwd=tb, ours_dual=od, ours_grad=og, flops=ours["flops_per_pass"],
+                layout=ours.get("layout", "channels_last"),
                 worst=worst, dev_torch=dev_torch, dev_ours=dev_ours, agree=agree,
                 flags=ours["flags"], **best_of(variants))
 
@@ -794,8 +779,9 @@ def main():
     ap.add_argument("--isa", choices=["native", "avx2"], default="native",
                     help="avx2: hold PyTorch to AVX2 and require a kernel build for AVX2")
     ap.add_argument("--layout", choices=["auto", "channels_last", "channels_first"],
-                    default="auto", help="the kernels' state layout (SequencePlan::channels_first); "
-                    "auto: channels_first for conv2d and conv3d, channels_last otherwise")
+                    default="auto", help="the kernels' state layout (SequencePlan::channels_first; "
+                    "the inputs are converted outside the timing); auto: channel-major where the "
+                    "plan takes the direct path, position-major elsewhere")
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
     a = ap.parse_args()
@@ -859,10 +845,12 @@ def main():
                 rows.append(graph_row(exe, r, th, dtype, a.budget))
             else:
                 rows.append(row(exe, r, th, dtype, a.budget, layout=a.layout))
-    layouts = sorted({(state_layout(m, a.layout), m) for m in ["conv", "recur", *sorted(CONV_ND)]})
-    print("kernel state layouts: " + "; ".join(
-        f"{lay} for {', '.join(m for l2, m in layouts if l2 == lay)}"
-        for lay in dict.fromkeys(lay for lay, _ in layouts)))
+    layouts = {}
+    for r in rows:
+        if "layout" in r:
+            layouts.setdefault(r["layout"], []).append(f"{r['machine']} {r['size']}")
+    print("kernel state layouts (--layout " + a.layout + "): " + "; ".join(
+        f"{lay}: {', '.join(dict.fromkeys(rs))}" for lay, rs in layouts.items()))
     print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are minima in µs on the "
           f"{CLOCK} clock; load is "
           f"the 1-minute load average at the start of the row\n")

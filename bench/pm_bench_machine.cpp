@@ -13,12 +13,14 @@
 //                 [--fan-in F] (Glorot scale of the generated weights without --io)
 //                 [--slope auto|kept|recomputed] (whether the forward keeps σ'(y) for
 //                 the dual: auto follows keeps_slope, as kernels::forward does)
-//                 [--layout channels_last|channels_first] (conv and recur: the states
-//                 position-major (B, positions..., N), or channel-major (B, N, positions...),
-//                 SequencePlan::channels_first)
+//                 [--layout auto|channels_last|channels_first] (conv and recur: the kernels'
+//                 states position-major (B, positions..., N) or channel-major
+//                 (B, N, positions...), SequencePlan::channels_first; auto: channel-major
+//                 where the plan takes the direct path, whose rows are channel-major)
 //
 // With --io, inputs are read from DIR/{w,y0,z0,gy,gz}.bin (raw little-endian
-// arrays in the layout of the kernels, --layout for the states) and outputs written to
+// arrays in the library's layout: states position-major, converted to
+// --layout's outside the timing, as at the boundary of a call) and outputs written to
 // DIR/{y,z,ybar,zbar,dw}.bin. Each pass is timed call by call, as many calls
 // as fit the budget (at least 11); the JSON holds the median and minimum in
 // microseconds.
@@ -151,6 +153,20 @@ template <class T> struct Machine {
                      const std::vector<T> &, std::vector<T> &, std::vector<T> &)>
       dual;
   std::function<void(const std::vector<T> &, const std::vector<T> &, std::vector<T> &)> gradient;
+  // The states' layout: channel-major samples of `channels` × `positions`
+  // (else position-major, the library's).
+  bool channels_first = false;
+  Index channels = 0, positions = 0;
+
+  // A state in the library's layout in the kernels' (to_kernels) or back.
+  std::vector<T> relayout(const std::vector<T> &v, bool to_kernels) const {
+    if (!channels_first) return v;
+    std::vector<T> out(v.size());
+    const Index c = to_kernels ? channels : positions, p = to_kernels ? positions : channels;
+    for (Index at = 0; at < v.size(); at += c * p)
+      pm::kernels::detail::transpose(v.data() + at, c, out.data() + at, p, c, p, false, false);
+    return out;
+  }
 };
 
 // Whether the forward keeps σ'(y): by default where the shape gains by it
@@ -198,10 +214,11 @@ template <class T> Machine<T> machine(const Args &a) {
     p = plan(RecurMachineShape{dims, length, batch, std::stoul(a.get("max-lag", "0")),
                                std::stoul(a.get("timeblock", "1"))});
   }
-  const std::string layout = a.get("layout", "channels_last");
-  pm::require(layout == "channels_last" || layout == "channels_first",
-              "pm_bench_machine: --layout ", layout, ", expected channels_last or channels_first");
-  p.channels_first = layout == "channels_first";
+  const std::string layout = a.get("layout", "auto");
+  pm::require(layout == "auto" || layout == "channels_last" || layout == "channels_first",
+              "pm_bench_machine: --layout ", layout,
+              ", expected auto, channels_last or channels_first");
+  p.channels_first = layout == "auto" ? direct_wanted(p) : layout == "channels_first";
   auto slope = std::make_shared<std::vector<T>>(slope_kept(a, keeps_slope(p)) ? p.state_size() : 0);
   return {p.state_size(),
           p.weight_size(),
@@ -215,7 +232,10 @@ template <class T> Machine<T> machine(const Args &a) {
             else
               sequence_dual<T>(p, w, *slope, gy, gz, yb, zb);
           },
-          [=](auto &z, auto &yb, auto &dw) { sequence_weight_gradient<T>(p, z, yb, dw); }};
+          [=](auto &z, auto &yb, auto &dw) { sequence_weight_gradient<T>(p, z, yb, dw); },
+          p.channels_first,
+          p.n,
+          p.length};
 }
 
 template <class T> void run(const Args &a) {
@@ -227,6 +247,7 @@ template <class T> void run(const Args &a) {
     for (auto [v, name] : {std::pair{&in.w, "w"}, std::pair{&in.y0, "y0"}, std::pair{&in.z0, "z0"},
                            std::pair{&in.gy, "gy"}, std::pair{&in.gz, "gz"}})
       read(io + "/" + name + ".bin", *v);
+  for (auto *v : {&in.y0, &in.z0, &in.gy, &in.gz}) *v = m.relayout(*v, true);
   std::vector<T> y(m.states), z(y.size()), yb(y.size()), zb(y.size()), dw(in.w.size());
   const Timing f = time_calls([&] { m.forward(in.w, in.y0, in.z0, y, z); }, budget);
   const Timing d = time_calls([&] { m.dual(in.w, y, in.gy, in.gz, yb, zb); }, budget);
@@ -234,10 +255,12 @@ template <class T> void run(const Args &a) {
   if (!io.empty())
     for (auto [v, name] : {std::pair{&y, "y"}, std::pair{&z, "z"}, std::pair{&yb, "ybar"},
                            std::pair{&zb, "zbar"}, std::pair{&dw, "dw"}})
-      write(io + "/" + name + ".bin", *v);
+      write(io + "/" + name + ".bin", v == &dw ? dw : m.relayout(*v, false));
   const SigmaError e = sigma_error<T>(Activation::tanh);
   std::cout << "{" << json("forward", f) << ", " << json("dual", d) << ", " << json("gradient", g)
             << ", \"flops_per_pass\": " << m.flops << ", \"threads\": " << omp_get_max_threads()
+            << ", \"layout\": \"" << (m.channels_first ? "channels_first" : "channels_last") << "\""
+
             << ", \"flags\": \"" << PM_BENCH_FLAGS << "\", \"isa\": \"" << compiled_isa()
             << "\", \"sigma_error\": [" << double(e.value) << ", " << double(e.derivative)
             << "]}\n";
