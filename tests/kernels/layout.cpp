@@ -10,6 +10,7 @@
 #include "tests/support/random_values.hpp"
 
 #include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <cstring>
 #include <random>
@@ -108,6 +109,26 @@ TEST_CASE("KERNEL-LAYOUT: channel-major states give the bits of position-major o
     }
     REQUIRE(keeps_slope(a));
   }
+}
+
+TEST_CASE("KERNEL-THREADS: channel-major states give the same bits for 1 and 2 threads") {
+  const double before = kernels::parallel_work;
+  const int threads = omp_get_max_threads();
+  kernels::parallel_work = 0; // every call of more than one piece in parallel
+  for (SequencePlan p : {plan(ConvGridShape{{4, 8, 5, 3}, {9, 13}, 5, {1, 1, 1, 1}, 2}),
+                         plan(RecurMachineShape{{4, 6, 3}, 17, 5, 6, 5, 2})}) {
+    p.channels_first = true;
+    omp_set_num_threads(1);
+    const Passes<float> one = run<float>(p, Activation::tanh);
+    omp_set_num_threads(2);
+    const Passes<float> two = run<float>(p, Activation::tanh);
+    CHECK(same_bits(two.z, one.z));
+    CHECK(same_bits(two.zbar, one.zbar));
+    CHECK(same_bits(two.dw, one.dw));
+    CHECK(same_bits(two.zbar_at_slope, one.zbar_at_slope));
+  }
+  kernels::parallel_work = before;
+  omp_set_num_threads(threads);
 }
 
 TEST_CASE("KERNEL-LAYOUT mutant: position-major states read as channel-major change the bits") {
