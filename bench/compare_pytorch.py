@@ -511,7 +511,7 @@ def row(exe, r, threads, dtype, budget, seed=1, layout="auto"):
     of, od, og = (ours_min(ours, k) for k in ["forward", "dual", "gradient"])
     return dict(load=load, machine=r["machine"], size=r["size"], threads=threads, torch_fwd=tf, ours_fwd=of,
                 torch_bwd=tb, ours_dual=od, ours_grad=og, flops=ours["flops_per_pass"],
-                layout=ours.get("layout", "channels_last"),
+                layout=ours["layout"],
                 worst=worst, dev_torch=dev_torch, dev_ours=dev_ours, agree=agree,
                 flags=ours["flags"], **best_of(variants))
 

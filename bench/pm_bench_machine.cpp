@@ -162,9 +162,9 @@ template <class T> struct Machine {
   std::vector<T> relayout(const std::vector<T> &v, bool to_kernels) const {
     if (!channels_first) return v;
     std::vector<T> out(v.size());
-    const Index c = to_kernels ? channels : positions, p = to_kernels ? positions : channels;
-    for (Index at = 0; at < v.size(); at += c * p)
-      pm::kernels::detail::transpose(v.data() + at, c, out.data() + at, p, c, p, false, false);
+    const Index rows = to_kernels ? positions : channels, cols = to_kernels ? channels : positions;
+    pm::kernels::detail::transpose_samples(v.data(), out.data(), rows, cols,
+                                           v.size() / (rows * cols));
     return out;
   }
 };

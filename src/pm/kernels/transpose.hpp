@@ -144,6 +144,15 @@ void transpose(const T *in, Index ld_in, T *out, Index ld_out, Index rows, Index
 }
 #pragma GCC diagnostic pop
 
+// Each of `samples` consecutive rows × cols row-major matrices of `in`
+// transposed into `out` (cols × rows each): a batch of states between the
+// position-major and channel-major layouts.
+template <class T>
+void transpose_samples(const T *in, T *out, Index rows, Index cols, Index samples) {
+  for (Index at = 0; at < samples * rows * cols; at += rows * cols)
+    transpose(in + at, cols, out + at, rows, cols, rows, false, false);
+}
+
 // out[i] = in[i] for i < len: a run of a row (a line of a channel, a
 // position's channels), by packets inline. The runs are short (a line of a
 // grid, 24–64 values): a memmove call per run cost more than the copy.

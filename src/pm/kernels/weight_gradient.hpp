@@ -96,11 +96,8 @@ void sequence_weight_gradient(const SequencePlan &p, std::span<const T> z, std::
     q.channels_first = false;
     const Index size = p.state_size();
     T *zp = detail::scratch<T>(4, size), *yp = detail::scratch<T>(5, size);
-    for (Index b = 0; b < p.batch; ++b) {
-      const Index at = b * p.n * p.length;
-      detail::transpose(z.data() + at, p.length, zp + at, p.n, p.length, p.n, false, false);
-      detail::transpose(ybar.data() + at, p.length, yp + at, p.n, p.length, p.n, false, false);
-    }
+    detail::transpose_samples(z.data(), zp, p.n, p.length, p.batch);
+    detail::transpose_samples(ybar.data(), yp, p.n, p.length, p.batch);
     return sequence_weight_gradient<T>(q, {zp, size}, {yp, size}, dw);
   }
   const Index n = p.n, nb = p.batch;
