@@ -155,11 +155,24 @@ void transpose_samples(const T *in, T *out, Index rows, Index cols, Index sample
 
 // out[i] = in[i] for i < len: a run of a row (a line of a channel, a
 // position's channels), by packets inline. The runs are short (a line of a
-// grid, 24–64 values): a memmove call per run cost more than the copy.
+// grid, 24–64 values): a memmove call per run cost more than the copy, and
+// Eigen's assignment of a run aligns its stores with a scalar loop (up to 15
+// values of a 24-value line). Here a run of at least a packet is copied by
+// unaligned packets, the last one ending at the run's end (overlapping the
+// one before it, which wrote the same values: `in` and `out` are apart).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
 template <class T> void copy_run(const T *in, T *out, Index len) {
-  using Run = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
-  using ConstRun = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
-  Run(out, len) = ConstRun(in, len);
+  namespace ei = Eigen::internal;
+  using P = typename ei::packet_traits<T>::type;
+  constexpr Index lanes = ei::unpacket_traits<P>::size;
+  if (len < lanes) {
+    std::copy_n(in, len, out);
+    return;
+  }
+  for (Index i = 0; i + lanes < len; i += lanes) ei::pstoreu(out + i, ei::ploadu<P>(in + i));
+  ei::pstoreu(out + len - lanes, ei::ploadu<P>(in + len - lanes));
 }
+#pragma GCC diagnostic pop
 
 } // namespace pm::kernels::detail
