@@ -549,6 +549,27 @@ def torch_pass(forward, t, fmt, budget):
     return tf, tb, tuple(state["yz"]), bwd()
 
 
+# The columns of a row that are times: their minimum over --repeat runs.
+TIMES = ("torch_fwd", "ours_fwd", "torch_bwd", "ours_dual", "ours_grad")
+
+
+def merge_runs(runs):
+    """One row from the runs of a row (alternating ours and PyTorch's, --repeat): each side's
+    minimum of each time, per variant for PyTorch's, the largest error and deviations, and the
+    highest load seen."""
+    first = runs[0]
+    merged = dict(first, **{k: min(r[k] for r in runs) for k in TIMES})
+    merged.update({k: max(r[k] for r in runs) for k in ("worst", "dev_torch", "dev_ours", "agree",
+                                                         "load")})
+    variants = {}
+    for name, v in first["variants"].items():
+        vs = [r["variants"][name] for r in runs]
+        variants[name] = dict(v, fwd=min(x["fwd"] for x in vs), bwd=min(x["bwd"] for x in vs),
+                              dev_plain=max(x["dev_plain"] for x in vs))
+    merged.update(best_of(variants))
+    return merged
+
+
 def best_of(variants):
     """The row's columns for PyTorch at its best over its variants (name → times): the fastest
     forward, and the fastest forward + backward of one variant, each with its name."""
@@ -784,7 +805,13 @@ def main():
                     "plan takes the direct path, position-major elsewhere")
     ap.add_argument("--only", nargs="*",
                     help="machines to run (dense, conv, recur, conv2d, conv3d, graph)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each row, ours and PyTorch's alternating, each side's minimum "
+                    "kept (and of the peak): on a shared host one run can move either side by a "
+                    "fifth")
     a = ap.parse_args()
+    if a.repeat < 1:
+        refuse(f"--repeat is {a.repeat}, expected at least 1")
     global CLOCK
     CLOCK = a.clock
     exe = os.path.join(a.build, "bench", "pm_bench_machine")
@@ -828,10 +855,11 @@ def main():
     peaks = {}
     for th in a.threads:
         torch.set_num_threads(th)
-        eig = run_ours(exe, ["gemm", "--size", 1024, "--dtype", a.dtype, "--threads", th,
-                             "--budget", a.budget])
-        peaks[th] = max(torch_peak(dtype, a.budget),
-                        eig["flops_per_pass"] / ours_min(eig, "gemm") * 1e-3)
+        for _ in range(a.repeat):
+            eig = run_ours(exe, ["gemm", "--size", 1024, "--dtype", a.dtype, "--threads", th,
+                                 "--budget", a.budget])
+            peaks[th] = max(peaks.get(th, 0), torch_peak(dtype, a.budget),
+                            eig["flops_per_pass"] / ours_min(eig, "gemm") * 1e-3)
         print(f"matrix-product peak, {th} thread(s), 1024³ {a.dtype}: {peaks[th]:.1f} GFLOP/s "
               f"(max of torch.mm and Eigen)")
     rows = []
@@ -841,10 +869,9 @@ def main():
         for th in a.threads:
             if th > 1 and r["size"] != "large":
                 continue
-            if r["machine"] == "graph":
-                rows.append(graph_row(exe, r, th, dtype, a.budget))
-            else:
-                rows.append(row(exe, r, th, dtype, a.budget, layout=a.layout))
+            run = (lambda: graph_row(exe, r, th, dtype, a.budget)) if r["machine"] == "graph" \
+                else (lambda: row(exe, r, th, dtype, a.budget, layout=a.layout))
+            rows.append(merge_runs([run() for _ in range(a.repeat)]))
     layouts = {}
     for r in rows:
         if "layout" in r:
@@ -852,8 +879,8 @@ def main():
     print("kernel state layouts (--layout " + a.layout + "): " + "; ".join(
         f"{lay}: {', '.join(dict.fromkeys(rs))}" for lay, rs in layouts.items()))
     print(f"kernel flags: {rows[0]['flags']}; dtype {a.dtype}; times are minima in µs on the "
-          f"{CLOCK} clock; load is "
-          f"the 1-minute load average at the start of the row\n")
+          f"{CLOCK} clock" + (f", each side's over {a.repeat} alternating runs" if a.repeat > 1 else "")
+          + "; load is the 1-minute load average at the start of the row (the highest of its runs)\n")
     print("| machine | size | thr | torch fwd | ours fwd | torch/ours | torch bwd | ours dual "
           "| ours grad | torch/ours bwd | torch/ours f+b | ours dual/fwd | ours fwd GFLOP/s "
           "(% peak) | torch fwd GFLOP/s (% peak) | max err/bound | dev ours | dev torch | load "
