@@ -7,11 +7,13 @@
 // reproducible from its seed. A failing case is shrunk deterministically:
 // each code is set to 0, or else halved towards 0, while the law still fails.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <type_traits>
@@ -45,6 +47,15 @@ struct ValidateOptions {
   // than its scalars (a float32 module checked through doubles): the laws'
   // bounds γ_n take it. 0: the scalars' own.
   double unit_roundoff = 0;
+  // The values that one law's cases may pass through the subject in all
+  // (validation::CaseCost): a law whose `cases` would pass more runs fewer,
+  // never fewer than validation::min_scaled_cases, and its row says so.
+  // Unset: every case in pm::validate and validate_machine (the laws of a
+  // specification, whose size pmach check bounds instead), and
+  // validation::implementation_value_budget in check_layer and check_machine
+  // (an implementation's calls cost what they cost: 100 cases of a Linear
+  // 2048 through PyTorch took 101 s). validation::no_value_budget: every case.
+  std::optional<std::size_t> value_budget = {};
 
   bool selects(const std::string &law, const std::string &subject) const {
     return !select || select(law, subject);
@@ -181,6 +192,57 @@ Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S>
   return c;
 }
 
+// The budget of check_layer and check_machine (ValidateOptions::value_budget):
+// the values one law's cases may pass through an implementation. A value
+// costs 13-35 ns through PyTorch (pmach.check of a float32
+// torch.nn.Linear(2048, 2048): 54-150 ms a call on 2 shared cores of an AMD
+// EPYC, where the copies between C++, NumPy and torch and the cast to float32
+// dominate), so a law spends at most 0.4-1.2 s beyond its min_scaled_cases:
+// before, 100 cases of the three laws took 101-124 s of that Linear's check.
+// A Linear 2048 runs every law at its minimum, a Linear 1024 3 to 7 cases;
+// a layer of up to 2^15 values a call (a Linear 128 → 128, a conv 16 → 16 on
+// 24 × 24) keeps all 100 default cases.
+inline constexpr std::size_t implementation_value_budget = std::size_t{1} << 25;
+// A budget no case exceeds: every case runs.
+inline constexpr std::size_t no_value_budget = std::numeric_limits<std::size_t>::max();
+// The cases a law runs however large its subject. Each case is drawn densely
+// at random, so a fault the law sees at all (a term that is not bilinear, a
+// transpose or gradient wrong at one coefficient) shows in almost every case;
+// two leave a law a real comparison when one case compares only zeros (the
+// too-weak rule still needs one of the two).
+inline constexpr std::size_t min_scaled_cases = 2;
+
+// What one case of a law costs against ValidateOptions::value_budget: its
+// calls of the subject, each passing about `values` scalars in and out
+// (parameters + source + target), and the subject's size in words for the
+// row's note ("the layer's size (2048 → 2048 with 4194304 parameters)").
+// No calls: not budgeted.
+struct CaseCost {
+  std::size_t calls = 0, values = 0;
+  std::string size = {};
+
+  std::size_t per_case() const { return calls * values; }
+};
+
+// The cases of opt.cases that a law of this cost runs under opt.value_budget.
+inline std::size_t scaled_cases(const ValidateOptions &opt, const CaseCost &cost) {
+  if (!opt.value_budget || cost.per_case() == 0) return opt.cases;
+  return std::min(opt.cases, std::max(min_scaled_cases, *opt.value_budget / cost.per_case()));
+}
+
+// "2^25", or the number where it is no power of two.
+inline std::string budget_text(std::size_t n) {
+  return std::has_single_bit(n) ? "2^" + std::to_string(std::countr_zero(n)) : std::to_string(n);
+}
+
+// The note of a law that ran `ran` of opt.cases cases under its budget.
+inline std::string scaled_note(std::size_t ran, const ValidateOptions &opt, const CaseCost &cost) {
+  return "ran " + std::to_string(ran) + " of " + std::to_string(opt.cases) + " cases: scaled to " +
+         cost.size + ": " + std::to_string(cost.calls) + (cost.calls == 1 ? " call" : " calls") +
+         " a case of about " + std::to_string(cost.values) + " values each, budget " +
+         budget_text(*opt.value_budget) + " values a law";
+}
+
 inline std::uint64_t fnv1a(const std::string &s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
@@ -192,13 +254,15 @@ inline std::uint64_t fnv1a(const std::string &s) {
 // code would call the implementation for hours.
 inline constexpr std::size_t max_shrink_evaluations = 2048;
 
-// Runs `eval(codes) -> Comparison` on opt.cases random cases; shrinks the
+// Runs `eval(codes) -> Comparison` on opt.cases random cases, or fewer when
+// they would cost more than opt.value_budget (scaled_cases); shrinks the
 // first failing one. `range` bounds the codes; slots of size 0 are allowed.
 template <class Eval>
 LawResult run_law(const std::string &law, const std::string &subject,
                   const std::vector<Slot> &slots, int range, bool exact, const ValidateOptions &opt,
-                  Eval &&eval) {
+                  const CaseCost &cost, Eval &&eval) {
   LawResult r{law, subject, Status::passed, 0, exact, 0, 0, opt.seed, ""};
+  const std::size_t cases = scaled_cases(opt, cost);
   std::mt19937_64 rng(opt.seed ^ fnv1a(law));
   UniformInt<int> code(-range, range), zero(0, 7);
   std::size_t vacuous = 0, overflowed = 0;
@@ -214,7 +278,7 @@ LawResult run_law(const std::string &law, const std::string &subject,
       return bad;
     }
   };
-  for (std::size_t k = 0; k < opt.cases; ++k) {
+  for (std::size_t k = 0; k < cases; ++k) {
     Codes c;
     for (const Slot &s : slots) {
       std::vector<int> v(s.size);
@@ -300,25 +364,27 @@ LawResult run_law(const std::string &law, const std::string &subject,
       return r;
     }
   }
-  // A law that ran no case decided nothing.
   if (r.cases == 0) {
+    // A law that ran no case decided nothing.
     r.status = Status::too_weak;
     r.detail = "no case was run";
-    return r;
-  }
-  // Too weak: a bound overflowed, so that a case was not decided.
-  if (overflowed > 0) {
+  } else if (overflowed > 0) {
+    // Too weak: a bound overflowed, so that a case was not decided.
     r.status = Status::too_weak;
     r.detail = std::to_string(overflowed) + " of " + std::to_string(r.cases) +
                " cases have a bound that overflows the scalar type (not finite): not decided";
-    return r;
-  }
-  // Too weak: more than 90% of the cases compared only zeros, so the law was
-  // hardly exercised (a layer that is identically zero, say).
-  if (r.cases > 0 && 10 * vacuous > 9 * r.cases) {
+  } else if (10 * vacuous > 9 * r.cases) {
+    // Too weak: more than 90% of the cases compared only zeros, so the law
+    // was hardly exercised (a layer that is identically zero, say).
     r.status = Status::too_weak;
     r.detail = std::to_string(vacuous) + " of " + std::to_string(r.cases) +
                " cases compared only zeros (outputs mostly zero)";
+  }
+  // A pass (or too weak) of fewer cases than asked for says so, also in the
+  // text report's details (LawResult::cases_requested).
+  if (cases < opt.cases) {
+    r.detail += (r.detail.empty() ? "" : "; ") + scaled_note(r.cases, opt, cost);
+    r.cases_requested = opt.cases;
   }
   return r;
 }

@@ -42,14 +42,25 @@ template <class S> std::vector<Function<S>> values(const Codes &c) {
   return v;
 }
 
-// A law given by `sides(layer, values) -> pair<Function, Function>`.
+inline std::string sizes_text(Index x, Index y, Index p) {
+  return std::to_string(x) + " → " + std::to_string(y) + " with " + std::to_string(p) +
+         " parameters";
+}
+
+// A law given by `sides(layer, values) -> pair<Function, Function>`, which
+// makes `calls` calls of the layer (twice as many over floating scalars:
+// the sides again on absolute values), each passing about parameters +
+// source + target values.
 template <Layer L, class Sides>
 LawResult run_sides(const std::string &law, const std::string &subject, const L &layer,
-                    const std::vector<Slot> &slots, std::size_t n, const ValidateOptions &opt,
-                    Sides &&sides) {
+                    const std::vector<Slot> &slots, std::size_t n, std::size_t calls,
+                    const ValidateOptions &opt, Sides &&sides) {
   using S = typename L::scalar_type;
   const L mag = magnitude_layer(layer);
-  return run_law(law, subject, slots, code_range<S>(), is_exact<S>, opt, [&](const Codes &c) {
+  const Index x = layer.source_size(), y = layer.target_size(), p = layer.parameter_size();
+  const CaseCost cost{calls * (is_exact<S> ? 1 : 2), x + y + p,
+                      "the layer's size (" + sizes_text(x, y, p) + ")"};
+  return run_law(law, subject, slots, code_range<S>(), is_exact<S>, opt, cost, [&](const Codes &c) {
     const auto v = values<S>(c);
     const auto [lhs, rhs] = sides(layer, v);
     if constexpr (is_exact<S>) {
@@ -125,7 +136,7 @@ Report validate(const L &layer, const std::string &subject = "layer",
                       {"φ", x, On::source},
                       {"φ'", x, On::source},
                       {"α β", 2}},
-                     e + 6, opt, [](const L &l, const std::vector<F> &v) {
+                     e + 6, 5, opt, [](const L &l, const std::vector<F> &v) {
                        const F &w = v[0], &w2 = v[1], &phi = v[2], &phi2 = v[3];
                        const S a = v[4][0], b = v[4][1];
                        const F lw = l.apply(w, phi);
@@ -140,7 +151,7 @@ Report validate(const L &layer, const std::string &subject = "layer",
   add_row(rep, opt, laws[1], subject, [&] {
     return run_sides(laws[1], subject, layer,
                      {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair,
-                     opt, [](const L &l, const std::vector<F> &v) {
+                     2, opt, [](const L &l, const std::vector<F> &v) {
                        return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
                                         F{dot(l.apply_transpose(v[0], v[2]), v[1])}};
                      });
@@ -152,7 +163,7 @@ Report validate(const L &layer, const std::string &subject = "layer",
               0,       opt.seed, "the layer has no parameters"};
     return run_sides(laws[2], subject, layer,
                      {{"w", p, On::parameters}, {"φ", x, On::source}, {"g", y, On::target}}, n_pair,
-                     opt, [](const L &l, const std::vector<F> &v) {
+                     2, opt, [](const L &l, const std::vector<F> &v) {
                        return std::pair{F{dot(v[2], l.apply(v[0], v[1]))},
                                         F{dot(v[0], l.parameter_gradient(v[1], v[2]))}};
                      });
@@ -204,7 +215,7 @@ LawResult composition_law(const ParametricSpan<S> &a, const std::string &subject
                  {{"w_a", a.parameters(), On::parameters},
                   {"w_b", a.parameters(), On::parameters},
                   {"φ", a.source(), On::source}},
-                 code_range<S>(), is_exact<S>, opt, [&](const Codes &c) {
+                 code_range<S>(), is_exact<S>, opt, {}, [&](const Codes &c) {
                    const auto v = values<S>(c);
                    const auto [l, r] = sides(a, b, ba, v);
                    if constexpr (is_exact<S>)

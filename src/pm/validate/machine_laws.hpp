@@ -50,6 +50,12 @@ template <class S> S pairing(const Batch<S> &a, const Function<S> &b) {
   return dot(a.column(0), b);
 }
 
+// A machine's size, for a row that ran fewer cases than asked (scaled_note).
+inline std::string machine_size_text(Index points, Index parameters) {
+  return "the machine's size (" + std::to_string(points) + " points, " +
+         std::to_string(parameters) + " parameters)";
+}
+
 } // namespace validation
 
 // fwd(w, y0, z0) -> MachineState<S>; bwd(w, state, g_y, g_z) -> Gradients<S>,
@@ -70,6 +76,15 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
   const int range = code_range<S>();
   const ParametricSpan<S> abs_span{
       Span<S>{m.span().span.s, m.span().span.t, magnitude(m.span().span.mu)}, m.span().pi};
+  // A case of `passes` forward or backward passes (the implementation's and
+  // the reference tangent machine's), each with w, y0 and z0 in and y and z
+  // out, against opt.value_budget.
+  auto cost = [&](std::size_t passes) {
+    return CaseCost{passes, p + 4 * n, machine_size_text(n, p)};
+  };
+  // Over floating scalars MACH-BACKWARD and MACH-PARAM-GRADIENT make their
+  // three passes again on absolute values.
+  const std::size_t adjoint_passes = is_exact<S> ? 3 : 6;
 
   // MACH-CAUSALITY: the forward pass at every level k, against inputs
   // redrawn on the grades above k.
@@ -80,7 +95,7 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
                     {"z0", n, On::source},
                     {"y0'", n, On::source},
                     {"z0'", n, On::source}},
-                   range, true, opt, [&](const Codes &c) {
+                   range, true, opt, cost(m.levels() + 1), [&](const Codes &c) {
                      const auto v = values<S>(c);
                      Comparison cmp;
                      cmp.vacuous = false;
@@ -108,7 +123,7 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
   add_row(rep, opt, "MACH-EQUATION", subject, [&] {
     return run_law("MACH-EQUATION", subject,
                    {{"w", p, On::parameters}, {"y0", n, On::source}, {"z0", n, On::source}}, range,
-                   is_exact<S>, opt, [&](const Codes &c) {
+                   is_exact<S>, opt, cost(1), [&](const Codes &c) {
                      const auto v = values<S>(c);
                      const F wc = clean(m.span(), m.grading(), v[0]);
                      const MachineState<S> x = fwd(v[0], column(v[1]), column(v[2]));
@@ -162,7 +177,7 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
                       {"ż0", n, On::source},
                       {"g_y", n, On::source},
                       {"g_z", n, On::source}},
-                     range, is_exact<S>, opt, [&](const Codes &c) {
+                     range, is_exact<S>, opt, cost(adjoint_passes), [&](const Codes &c) {
                        const auto v = values<S>(c);
                        const auto [lhs, rhs] =
                            adjoint_sides(v[0], v[1], v[2], v[3], v[4], v[5], v[6], false);
@@ -213,7 +228,7 @@ Report validate_machine(const GradedSpanMachine<S> &m, Forward &&fwd, Backward &
                       {"z0", n, On::source},
                       {"g_y", n, On::source},
                       {"g_z", n, On::source}},
-                     range, is_exact<S>, opt, [&](const Codes &c) {
+                     range, is_exact<S>, opt, cost(adjoint_passes), [&](const Codes &c) {
                        const auto v = values<S>(c);
                        const auto [lhs, rhs] =
                            gradient_sides(v[0], v[1], v[2], v[3], v[4], v[5], false);

@@ -167,7 +167,10 @@ inline std::size_t write_machine_probes(const io::MachineDescription &d, const s
                                         std::size_t cases, std::uint64_t seed) {
   using namespace validation;
   const RecordingMachine rec{io::make_machine<double>(d), {}, {}};
-  const Report r = check_machine(d, rec, ValidateOptions{cases, seed}, "probe", false);
+  // Every case asked for is written, whatever the machine's size.
+  ValidateOptions opt{cases, seed};
+  opt.value_budget = no_value_budget;
+  const Report r = check_machine(d, rec, opt, "probe", false);
   for (const LawResult &row : r.results)
     require(row.status != Status::not_applicable || row.law != "CONF-RECOVER" ||
                 row.detail.find("above the bound") == std::string::npos,
@@ -252,7 +255,9 @@ inline Report compare_machine_probes(const io::MachineDescription &d, const std:
     out.grad_w = read("grad_w.npy", params);
   }
   out.index();
-  const ValidateOptions opt{cases, seed};
+  // Every sample of the files is compared, whatever the machine's size.
+  ValidateOptions opt{cases, seed};
+  opt.value_budget = no_value_budget;
   rep = backward ? check_machine(d, ReplayMachine<true>{&out}, opt, subject, false)
                  : check_machine(d, ReplayMachine<false>{&out}, opt, subject, false);
   unknown_files(rep, dir, machine_probe_files, subject);

@@ -112,6 +112,11 @@ struct LawResult {
   // start) to this one: the row's own work and what it needed first
   // (Report::add). Not part of a report's meaning: two runs differ in it.
   double seconds = 0;
+  // The cases asked for, when a value budget (ValidateOptions::value_budget)
+  // ran fewer and the detail says so; 0 otherwise. Such a row's detail is
+  // printed under the text table and in JUnit even when it passed. Not in
+  // JSON, whose `cases` and `detail` say the same.
+  std::size_t cases_requested = 0;
 };
 
 // Where each row goes as it is computed, besides its report, while a
@@ -254,7 +259,8 @@ inline std::string summary_text(const Report &report) {
   return os.str();
 }
 
-// A plain-text table: one line per result, then the details of failures.
+// A plain-text table: one line per result, then the details of the rows that
+// did not pass and of those that ran fewer cases than asked for.
 inline std::string to_text(const Report &report) {
   std::size_t wl = 3, ws = 7;
   for (const auto &r : report.results) {
@@ -273,7 +279,8 @@ inline std::string to_text(const Report &report) {
     row(r.law, r.subject, status_name(r.status), std::to_string(r.cases), error_text(r),
         std::to_string(r.seed));
   for (const auto &r : report.results)
-    if (!r.detail.empty() && r.status != Status::passed) os << details_text(r);
+    if (!r.detail.empty() && (r.status != Status::passed || r.cases_requested > 0))
+      os << details_text(r);
   os << summary_text(report) << "\n";
   return os.str();
 }
@@ -350,7 +357,8 @@ inline std::string seconds_text(double s) {
 // (classname the subject, name the law); failed and too weak rows carry a
 // <failure> with the first line of the detail as message and the details
 // with counterexample and repro as text; not applicable rows are skipped;
-// warnings pass with their text as system-out.
+// warnings, and passed rows that ran fewer cases than asked for, pass with
+// their text as system-out.
 inline std::string to_junit(const Report &report, const std::string &suite) {
   std::size_t failures = 0, skipped = 0;
   for (const auto &r : report.results) {
@@ -375,7 +383,14 @@ inline std::string to_junit(const Report &report, const std::string &suite) {
     const std::string first_line = r.detail.substr(0, r.detail.find('\n'));
     switch (r.status) {
     case Status::passed:
-      os << "/>\n";
+      if (r.cases_requested == 0) {
+        os << "/>\n";
+        break;
+      }
+      [[fallthrough]]; // its note, as a warning's text
+    case Status::warning:
+      os << ">\n      <system-out>" << xml_escaped(details_text(r))
+         << "</system-out>\n    </testcase>\n";
       break;
     case Status::failed:
     case Status::too_weak:
@@ -385,10 +400,6 @@ inline std::string to_junit(const Report &report, const std::string &suite) {
       break;
     case Status::not_applicable:
       os << ">\n      <skipped message=\"" << xml_escaped(first_line) << "\"/>\n    </testcase>\n";
-      break;
-    case Status::warning:
-      os << ">\n      <system-out>" << xml_escaped(details_text(r))
-         << "</system-out>\n    </testcase>\n";
       break;
     }
   }
