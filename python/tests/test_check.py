@@ -42,6 +42,25 @@ def test_correct_conv_passes():
     assert r["CONF-SPAN-DIFF"]["exact"]
 
 
+def test_large_linear_runs_its_laws_on_a_budget_and_says_so():
+    """At full size each law runs fewer cases than asked for, scaled to the
+    layer's size, and its row says so in every form of the report."""
+    torch.manual_seed(0)
+    report = pmach.check(pmach.layers.dense(1024, 1024, layout="torch"), torch.nn.Linear(1024, 1024, bias=False))
+    assert report.passed
+    r = rows(report)
+    as_json = {row["law"]: row for row in json.loads(report.to_json())["results"]}
+    for law in ("PSPAN-BILINEAR", "PSPAN-ADJOINT", "PSPAN-GRADIENT"):
+        cases = r[law]["cases"]
+        assert r[law]["status"] == "passed" and 2 <= cases < 100
+        note = f"ran {cases} of 100 cases: scaled to the layer's size (1024 → 1024 with 1048576 parameters)"
+        assert r[law]["detail"].startswith(note)
+        assert f"{law} on Linear (passed): {note}" in str(report)
+        assert as_json[law]["cases"] == cases and as_json[law]["detail"] == r[law]["detail"]
+    # The comparison with the specification still runs at full size.
+    assert r["CONF-EQUAL forward"]["status"] == "passed"
+
+
 def test_reversed_kernel_is_caught_with_its_span_difference():
     report = pmach.check(CONV, conv2d_reversed_kernel, cases=20)
     assert not report.passed
