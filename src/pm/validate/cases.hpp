@@ -194,11 +194,12 @@ Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S>
 
 // The budget of check_layer and check_machine (ValidateOptions::value_budget):
 // the values one law's cases may pass through an implementation. A value
-// costs 13-35 ns through PyTorch (pmach.check of a float32
+// costs 13-95 ns through PyTorch (pmach.check of a float32
 // torch.nn.Linear(2048, 2048): 54-150 ms a call on 2 shared cores of an AMD
 // EPYC, where the copies between C++, NumPy and torch and the cast to float32
-// dominate), so a law spends at most 0.4-1.2 s beyond its min_scaled_cases:
-// before, 100 cases of the three laws took 101-124 s of that Linear's check.
+// dominate; more a value at 4096), so a law spends at most 0.4-3 s beyond its
+// min_scaled_cases: before, 100 cases of the three laws took 101-124 s of
+// that Linear's check, now 10 s (docs/formats.md §3).
 // A Linear 2048 runs every law at its minimum, a Linear 1024 3 to 7 cases;
 // a layer of up to 2^15 values a call (a Linear 128 → 128, a conv 16 → 16 on
 // 24 × 24) keeps all 100 default cases.
