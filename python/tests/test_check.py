@@ -61,6 +61,19 @@ def test_large_linear_runs_its_laws_on_a_budget_and_says_so():
     assert r["CONF-EQUAL forward"]["status"] == "passed"
 
 
+def test_float32_linear_passes_its_laws_at_size():
+    """A float32 module's laws are bounded by float32 over the model's fan-in and by float64
+    over the laws' own sums: from Linear 256 on they were all too weak, so the check could not
+    pass (docs/tolerances.md, "Validator")."""
+    torch.manual_seed(0)
+    report = pmach.check(pmach.layers.dense(512, 512, layout="torch"),
+                         torch.nn.Linear(512, 512, bias=False), dtype="float32")
+    r = rows(report)
+    for law in ("PSPAN-BILINEAR", "PSPAN-ADJOINT", "PSPAN-GRADIENT"):
+        assert r[law]["status"] == "passed", (law, r[law]["detail"])
+    assert report.passed
+
+
 def test_reversed_kernel_is_caught_with_its_span_difference():
     report = pmach.check(CONV, conv2d_reversed_kernel, cases=20)
     assert not report.passed

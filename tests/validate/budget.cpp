@@ -9,6 +9,7 @@
 #include "pm/layers.hpp"
 #include "pm/validate/conformance.hpp"
 #include "validate/support/conv_description.hpp"
+#include "validate/support/hand_dense.hpp"
 #include "validate/support/hand_machine.hpp"
 
 using pm::Index;
@@ -21,49 +22,8 @@ using pm::validation::implementation_value_budget;
 using pm::validation::min_scaled_cases;
 using pm_test::result;
 
-// Dense in → out as pm::dense builds it: w of shape (in, out).
-pm::io::LayerDescription dense_description(Index in, Index out) {
-  pm::io::LayerDescription d;
-  d.file = "dense (pm::dense)";
-  d.source = pm::Shape({in});
-  d.target = pm::Shape({out});
-  d.parameters = pm::Shape({in, out});
-  d.has_parameters = true;
-  d.span = pm::dense<Rational>({in, out, false});
-  return d;
-}
-
-// Dense in → out with its transpose and gradient, as a user writes them.
-// wrong_transpose: the transpose reads w(0, 1) where w(0, 0) belongs, one
-// coefficient of in · out.
-struct Linear {
-  using scalar_type = double;
-  using F = pm::Function<double>;
-  Index in, out;
-  bool wrong_transpose = false;
-  Index source_size() const { return in; }
-  Index target_size() const { return out; }
-  Index parameter_size() const { return in * out; }
-  F apply(const F &w, const F &x) const {
-    F y(out, 0.0);
-    for (Index i = 0; i < in; ++i)
-      for (Index o = 0; o < out; ++o) y[o] += w[i * out + o] * x[i];
-    return y;
-  }
-  F apply_transpose(const F &w, const F &g) const {
-    F x(in, 0.0);
-    for (Index i = 0; i < in; ++i)
-      for (Index o = 0; o < out; ++o)
-        x[i] += w[wrong_transpose && i == 0 && o == 0 ? 1 : i * out + o] * g[o];
-    return x;
-  }
-  F parameter_gradient(const F &x, const F &g) const {
-    F w(in * out);
-    for (Index i = 0; i < in; ++i)
-      for (Index o = 0; o < out; ++o) w[i * out + o] = x[i] * g[o];
-    return w;
-  }
-};
+using Linear = pm_test::HandDense<double>;
+using pm_test::dense_description;
 
 // The cases a law of `calls` calls a case (its sides twice in double) runs
 // on Linear{n, n} under the default budget, by the rule of docs/formats.md §3.

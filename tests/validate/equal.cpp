@@ -9,6 +9,7 @@
 #include "pm/validate/conformance.hpp"
 #include "validate/support/conv_description.hpp"
 #include "validate/support/hand_conv.hpp"
+#include "validate/support/hand_dense.hpp"
 
 using pm::Index;
 using pm::Rational;
@@ -31,17 +32,7 @@ pm::Report check_conv(const pm::ConvSpec &c, Fault f, pm::ValidateOptions opt = 
   return pm::check_layer(pm_test::conv_description(c), HandConv2d<double>{c, f}, opt);
 }
 
-// Dense in → out as pm::dense builds it.
-pm::io::LayerDescription dense_description(Index in, Index out) {
-  pm::io::LayerDescription d;
-  d.file = "dense (pm::dense)";
-  d.source = pm::Shape({in});
-  d.target = pm::Shape({out});
-  d.parameters = pm::Shape({in, out});
-  d.has_parameters = true;
-  d.span = pm::dense<Rational>({in, out, false});
-  return d;
-}
+using pm_test::dense_description;
 
 // Dense in → out as a user writes it: w of shape (in, out), or read as
 // (out, in) when transposed, times a factor.

@@ -47,6 +47,14 @@ struct ValidateOptions {
   // than its scalars (a float32 module checked through doubles): the laws'
   // bounds γ_n take it. 0: the scalars' own.
   double unit_roundoff = 0;
+  // With unit_roundoff: the most terms the implementation sums in that type
+  // into one of its outputs (the specification's largest fan-in, fan-out or
+  // parameter use, + 2: docs/tolerances.md, "Validator"), while the laws'
+  // own sums of its outputs run in the scalars. The bound then composes
+  // γ_narrow_terms at unit_roundoff with γ_n at the scalars' unit roundoff,
+  // instead of taking all n terms at unit_roundoff (n·u ≥ 1 for the pairing
+  // laws of a float32 Linear 256: no bound at all). 0: γ_n at unit_roundoff.
+  std::size_t narrow_terms = 0;
   // The values that one law's cases may pass through the subject in all
   // (validation::CaseCost): a law whose `cases` would pass more runs fewer,
   // never fewer than validation::min_scaled_cases, and its row says so.
@@ -149,23 +157,37 @@ struct Comparison {
   Counterexample sides = {}; // the failing component and its two sides, as scalars
 };
 
+// The relative bound of a law's sides: γ_n at u (0: S's); with k > 0 terms
+// summed at u by the subject and the n of the law's own sums at S's unit
+// roundoff, the two relative errors composed, (1 + γ_k(u))(1 + γ_n) − 1, over
+// 1 − γ_k(u), since the magnitudes were summed by the subject at u too.
+template <class S> S law_gamma(std::size_t n, double u, std::size_t k) {
+  if (!(u > 0)) return gamma<S>(n);
+  if (k == 0) return S(gamma(double(n), u));
+  const S gk = S(gamma(double(k), u)), gn = gamma<S>(n);
+  if (!(gk < S(1))) return std::numeric_limits<S>::infinity(); // no bound (k·u ≥ 1/2)
+  return ((S(1) + gk) * (S(1) + gn) - S(1)) / (S(1) - gk);
+}
+
 // Compares two sides componentwise: == over exact scalars, within
-// γ_n (M_lhs + M_rhs) over floating ones, M the sides on absolute values,
-// with the unit roundoff u (0: S's).
+// γ (M_lhs + M_rhs) over floating ones (γ: law_gamma(n, u, k)), M the sides
+// on absolute values.
 template <class S>
 Comparison compare(const Function<S> &l, const Function<S> &r, const Function<S> &ml,
-                   const Function<S> &mr, std::size_t n, double u = 0) {
+                   const Function<S> &mr, std::size_t n, double u = 0, std::size_t k = 0) {
   Comparison c;
   require(l.size() == r.size(), "law sides have ", l.size(), " and ", r.size(),
           " components, expected the same number");
   double worst = -1;
+  [[maybe_unused]] S g = S(0);
+  if constexpr (!is_exact<S>) g = law_gamma<S>(n, u, k);
   for (std::size_t i = 0; i < l.size(); ++i) {
     if (!(l[i] == S(0)) || !(r[i] == S(0))) c.vacuous = false;
     const double err = to_double(magnitude(S(l[i] - r[i])));
     double bound = 0;
     bool ok = l[i] == r[i];
     if constexpr (!is_exact<S>) {
-      const S b = (u > 0 ? S(gamma(double(n), u)) : gamma<S>(n)) * (ml[i] + mr[i]);
+      const S b = g * (ml[i] + mr[i]);
       bound = double(b);
       ok = std::abs(l[i] - r[i]) <= b; // false for NaN
       if (!std::isfinite(bound)) {

@@ -183,12 +183,21 @@ Report check_layer(const io::LayerDescription &spec, const L &implementation,
     // implementation on every weight, and CONF-EQUAL compares at full size.
     if (!shaped.value_budget) shaped.value_budget = implementation_value_budget;
     // An implementation computing in a narrower dtype than its scalars
-    // (float32 through doubles) is held to that dtype's bounds.
+    // (float32 through doubles) is held to that dtype's bounds on the sums
+    // it makes, at most the specification's largest fan-in, fan-out or
+    // parameter use (+ 2: two product roundings; the cases' values are
+    // small integers, exact in the dtype), the laws' own sums of its
+    // outputs to the scalars'.
     using S = typename L::scalar_type;
     if constexpr (!is_exact<S>)
       if (equal.dtype && *equal.dtype != Dtype::exact &&
-          unit_roundoff(*equal.dtype) > double(unit_roundoff<S>()))
+          unit_roundoff(*equal.dtype) > double(unit_roundoff<S>())) {
         shaped.unit_roundoff = std::max(shaped.unit_roundoff, unit_roundoff(*equal.dtype));
+        const auto rows = io::rows_of(spec);
+        shaped.narrow_terms = std::size_t(std::max({rows->max_row(), rows->max_column(),
+                                                    rows->max_parameter_use()})) +
+                              2;
+      }
     rep = validate(implementation, subject, shaped);
   } else {
     const char *why = "the implementation has only a forward pass (apply)";

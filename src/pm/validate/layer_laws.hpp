@@ -73,7 +73,8 @@ LawResult run_sides(const std::string &law, const std::string &subject, const L 
       // absolute value (Σ|terms| when those weights share one sign, as in
       // −L; a negative bound would fail a bilinear layer).
       const auto [ml, mr] = sides(mag, a);
-      return compare<S>(lhs, rhs, magnitude(ml), magnitude(mr), n, opt.unit_roundoff);
+      return compare<S>(lhs, rhs, magnitude(ml), magnitude(mr), n, opt.unit_roundoff,
+                        opt.narrow_terms);
     }
   });
 }
