@@ -299,8 +299,8 @@ def check(model, forward, *, transpose=None, gradient=None, backward=None, cases
     (a Linear 1024 runs 3 to 7, every layer at least 2; docs/formats.md §3):
     such a row's ``cases`` are those run, and its detail says "ran 3 of 100
     cases: scaled to the layer's size (…)", as does ``str(report)``. A
-    failing row's ``row.counterexample`` is a dict name → ndarray: the shrunk case of a law (w, φ, g, … in the model's
-    shapes), or for CONF-SPAN-DIFF the array "implemented − intended" of
+    failing row's ``row.counterexample`` is a dict name → ndarray: the
+    shrunk case of a law (w, φ, g, … in the model's shapes), or for CONF-SPAN-DIFF the array "implemented − intended" of
     coefficients on target × source × parameter axes; ``row.scalars`` holds
     the case number and the two sides.
     """
